@@ -1,0 +1,57 @@
+# Two commands do everything on a fresh Debian 12 machine:
+#   make run    install what is missing, build (Release, into build/), run the main job
+#   make test   the same set-up, then the whole test suite, and again under ASan + UBSan
+# `make` alone builds build/seqgrad.
+
+PACKAGES := g++ cmake make libfmt-dev libcli11-dev catch2 nlohmann-json3-dev
+BUILD := build
+BUILD_ASAN := build-asan
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CTEST_FLAGS := --output-on-failure -j $(JOBS)
+
+.PHONY: all deps build run test test-release test-asan format clean
+
+all: build
+
+# Install missing Debian packages when root; otherwise say exactly what to run.
+deps:
+	@missing=""; \
+	for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "missing Debian packages; run:"; echo "  sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/seqgrad gradcheck
+
+test: test-release test-asan
+
+test-release: build
+	ctest --test-dir $(BUILD) $(CTEST_FLAGS)
+
+$(BUILD_ASAN)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEQGRAD_SANITIZE=ON
+
+test-asan: deps $(BUILD_ASAN)/CMakeCache.txt
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(BUILD_ASAN) $(CTEST_FLAGS)
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

@@ -1,0 +1,17 @@
+// The hot loops: plain functions over raw contiguous arrays, no graph, no
+// allocation. Every op's forward and backward that does real arithmetic on
+// matrices calls into here, so speed work happens in one place.
+#pragma once
+
+#include "autograd/scalar.h"
+
+namespace ag::inline AG_PRECISION::kernels {
+
+// c (M, N) += a (M, K) @ b (K, N)
+void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
+// c (M, N) += a^T @ b, where a is stored as (K, M) and b as (K, N)
+void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
+// c (M, N) += a @ b^T, where a is stored as (M, K) and b as (N, K)
+void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
+
+}  // namespace ag::inline AG_PRECISION::kernels

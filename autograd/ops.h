@@ -1,0 +1,88 @@
+// Every differentiable op of the engine. Each is one function in an ops_*.cpp
+// file: forward first, its backward right below it.
+//
+// Broadcasting (add, sub, mul, div, masked_fill) is of one simple kind: the two
+// shapes are equal, or one is a trailing part of the other, e.g. (B, T, C) with
+// (C) for a bias or (T, C) for positional encodings, or () for a scalar. The
+// smaller operand is repeated over the leading dimensions; its gradient is the
+// sum over those repeats. Any other pair of shapes is a ShapeError.
+//
+// Axes may be negative and then count from the end, as in NumPy.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "autograd/rng.h"
+#include "autograd/tensor.h"
+
+namespace ag::inline AG_PRECISION {
+
+// --- element-wise (ops_elementwise.cpp) -------------------------------------
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor neg(const Tensor& x);
+Tensor add(const Tensor& x, Scalar s);
+Tensor mul(const Tensor& x, Scalar s);
+Tensor pow(const Tensor& x, Scalar p);  // x^p; x must be positive unless p is a whole number
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);  // exact form x * Phi(x), as the paper's successors use
+
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator-(const Tensor& x) { return neg(x); }
+inline Tensor operator+(const Tensor& x, Scalar s) { return add(x, s); }
+inline Tensor operator+(Scalar s, const Tensor& x) { return add(x, s); }
+inline Tensor operator-(const Tensor& x, Scalar s) { return add(x, -s); }
+inline Tensor operator*(const Tensor& x, Scalar s) { return mul(x, s); }
+inline Tensor operator*(Scalar s, const Tensor& x) { return mul(x, s); }
+inline Tensor operator/(const Tensor& x, Scalar s) { return mul(x, Scalar(1) / s); }
+
+// --- shape (ops_shape.cpp) ---------------------------------------------------
+Tensor reshape(const Tensor& x, Shape shape);  // one dimension may be -1
+Tensor transpose(const Tensor& x);             // swap the last two dims: (..., M, N) -> (..., N, M)
+Tensor slice(const Tensor& x, int axis, int start, int end);  // [start, end) along axis
+Tensor select(const Tensor& x, int axis, int index);          // one index; the axis goes away
+Tensor concat(const std::vector<Tensor>& xs, int axis);
+Tensor stack(const std::vector<Tensor>& xs, int axis);        // along a new axis
+
+// --- reductions (ops_reduce.cpp) ----------------------------------------------
+Tensor sum(const Tensor& x);             // -> ()
+Tensor sum(const Tensor& x, int axis);   // the axis goes away
+Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x, int axis);
+
+// --- matrix (ops_matrix.cpp) -------------------------------------------------
+// (M, K) @ (K, N) -> (M, N); (..., M, K) @ (K, N) -> (..., M, N), a weight shared
+// over leading dims; (..., M, K) @ (..., K, N) -> (..., M, N), batched, the
+// leading dims equal.
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// --- neural-network ops (ops_nn.cpp) ------------------------------------------
+Tensor softmax(const Tensor& x);      // along the last axis, stable (max subtracted)
+Tensor log_softmax(const Tensor& x);  // along the last axis
+// logits (..., V), targets: one class per row of logits. Mean over the rows
+// whose target is not ignore_index; 0 if every row is ignored.
+Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int ignore_index = -100);
+Tensor mse(const Tensor& pred, const Tensor& target);  // mean of squared differences
+// weight (V, C), ids of shape `ids_shape` with values in [0, V) -> ids_shape + (C)
+Tensor embedding(const Tensor& weight, const std::vector<int>& ids, const Shape& ids_shape);
+// Where mask is non-zero, the value becomes `value` (and passes no gradient).
+// mask has the shape `mask_shape`, equal to x's or a trailing part of it.
+Tensor masked_fill(const Tensor& x, const std::vector<std::uint8_t>& mask, const Shape& mask_shape, Scalar value);
+std::vector<std::uint8_t> causal_mask(int T);  // (T, T), 1 above the diagonal: query i may not see key j > i
+// x (..., C), gamma (C), beta (C): normalise each row to mean 0, variance 1, then scale and shift.
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scalar eps = 1e-5);
+// Zero each element with probability p and scale the rest by 1/(1-p); the
+// identity when not training or p == 0.
+Tensor dropout(const Tensor& x, Scalar p, Rng& rng, bool training);
+
+}  // namespace ag::inline AG_PRECISION

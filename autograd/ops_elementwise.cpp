@@ -1,0 +1,160 @@
+// Element-wise ops: arithmetic with broadcasting, and the non-linearities.
+#include <cmath>
+#include <numbers>
+
+#include "autograd/detail.h"
+#include "autograd/ops.h"
+
+namespace ag::inline AG_PRECISION {
+
+using detail::for_each_broadcast;
+
+namespace {
+
+// The shared frame of a binary op under broadcasting. `forward(a, b)` gives
+// one output value; `da(a, b, g)` and `db(a, b, g)` give what one output
+// element's gradient g contributes to a and to b.
+template <class F, class DA, class DB>
+Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da, DB db) {
+  detail::check_defined(op, a);
+  detail::check_defined(op, b);
+  const detail::Broadcast plan = detail::broadcast(op, a.shape(), b.shape());
+  Tensor out = Tensor::make_result(op, plan.out, {&a, &b});
+  const Scalar* pa = a.data().data();
+  const Scalar* pb = b.data().data();
+  Scalar* po = out.data().data();
+  for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) { po[i] = forward(pa[ia], pb[ib]); });
+  if (out.records()) {
+    out.set_backward([plan, an = a.node(), bn = b.node(), on = out.node(), da, db] {
+      const Scalar* g = on->grad.data();
+      if (an->requires_grad) {
+        for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
+          an->grad[ia] += da(an->data[ia], bn->data[ib], g[i]);
+        });
+      }
+      if (bn->requires_grad) {
+        for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
+          bn->grad[ib] += db(an->data[ia], bn->data[ib], g[i]);
+        });
+      }
+    });
+  }
+  return out;
+}
+
+// The shared frame of a one-input op: y = forward(x), and dy/dx = derivative(x, y).
+template <class F, class DF>
+Tensor unary(const char* op, const Tensor& x, F forward, DF derivative) {
+  detail::check_defined(op, x);
+  Tensor out = Tensor::make_result(op, x.shape(), {&x});
+  const Scalar* px = x.data().data();
+  Scalar* py = out.data().data();
+  const std::size_t n = x.numel();
+  for (std::size_t i = 0; i < n; ++i) py[i] = forward(px[i]);
+  if (out.records()) {
+    out.set_backward([xn = x.node(), yn = out.node(), derivative] {
+      const std::size_t n = xn->data.size();
+      for (std::size_t i = 0; i < n; ++i) xn->grad[i] += derivative(xn->data[i], yn->data[i]) * yn->grad[i];
+    });
+  }
+  return out;
+}
+
+}  // namespace
+
+// a, b: equal shapes or one trailing the other -> the larger shape
+Tensor add(const Tensor& a, const Tensor& b) {
+  return binary(
+      "add", a, b, [](Scalar x, Scalar y) { return x + y; },
+      [](Scalar, Scalar, Scalar g) { return g; },  // d(a+b)/da = 1
+      [](Scalar, Scalar, Scalar g) { return g; });
+}
+
+Tensor sub(const Tensor& a, const Tensor& b) {
+  return binary(
+      "sub", a, b, [](Scalar x, Scalar y) { return x - y; },
+      [](Scalar, Scalar, Scalar g) { return g; },  // d(a-b)/db = -1
+      [](Scalar, Scalar, Scalar g) { return -g; });
+}
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  return binary(
+      "mul", a, b, [](Scalar x, Scalar y) { return x * y; },
+      [](Scalar, Scalar y, Scalar g) { return g * y; },  // d(ab)/da = b
+      [](Scalar x, Scalar, Scalar g) { return g * x; });
+}
+
+Tensor div(const Tensor& a, const Tensor& b) {
+  return binary(
+      "div", a, b, [](Scalar x, Scalar y) { return x / y; },
+      [](Scalar, Scalar y, Scalar g) { return g / y; },  // d(a/b)/db = -a/b^2
+      [](Scalar x, Scalar y, Scalar g) { return -g * x / (y * y); });
+}
+
+Tensor neg(const Tensor& x) {
+  return unary(
+      "neg", x, [](Scalar v) { return -v; }, [](Scalar, Scalar) { return Scalar(-1); });
+}
+
+Tensor add(const Tensor& x, Scalar s) {
+  return unary(
+      "add_scalar", x, [s](Scalar v) { return v + s; }, [](Scalar, Scalar) { return Scalar(1); });
+}
+
+Tensor mul(const Tensor& x, Scalar s) {
+  return unary(
+      "mul_scalar", x, [s](Scalar v) { return v * s; }, [s](Scalar, Scalar) { return s; });
+}
+
+Tensor pow(const Tensor& x, Scalar p) {
+  // d(x^p)/dx = p x^(p-1)
+  return unary(
+      "pow", x, [p](Scalar v) { return std::pow(v, p); },
+      [p](Scalar v, Scalar) { return p * std::pow(v, p - 1); });
+}
+
+Tensor exp(const Tensor& x) {
+  // d(e^x)/dx = e^x, which is the output itself
+  return unary(
+      "exp", x, [](Scalar v) { return std::exp(v); }, [](Scalar, Scalar y) { return y; });
+}
+
+Tensor log(const Tensor& x) {
+  return unary(
+      "log", x, [](Scalar v) { return std::log(v); }, [](Scalar v, Scalar) { return Scalar(1) / v; });
+}
+
+Tensor tanh(const Tensor& x) {
+  // d tanh(x)/dx = 1 - tanh(x)^2: the factor that, multiplied once per time
+  // step, makes an RNN's gradient vanish when the units saturate.
+  return unary(
+      "tanh", x, [](Scalar v) { return std::tanh(v); }, [](Scalar, Scalar y) { return 1 - y * y; });
+}
+
+Tensor sigmoid(const Tensor& x) {
+  // d sigma(x)/dx = sigma(x) (1 - sigma(x))
+  return unary(
+      "sigmoid", x, [](Scalar v) { return 1 / (1 + std::exp(-v)); }, [](Scalar, Scalar y) { return y * (1 - y); });
+}
+
+Tensor relu(const Tensor& x) {
+  // The gradient at exactly 0 is taken as 0, as PyTorch does.
+  return unary(
+      "relu", x, [](Scalar v) { return v > 0 ? v : Scalar(0); },
+      [](Scalar v, Scalar) { return v > 0 ? Scalar(1) : Scalar(0); });
+}
+
+Tensor gelu(const Tensor& x) {
+  // gelu(x) = x Phi(x), Phi the standard normal CDF; d/dx = Phi(x) + x phi(x).
+  constexpr Scalar inv_sqrt2 = static_cast<Scalar>(std::numbers::sqrt2 / 2);
+  constexpr Scalar inv_sqrt_2pi = static_cast<Scalar>(std::numbers::inv_sqrtpi * std::numbers::sqrt2 / 2);
+  return unary(
+      "gelu", x, [](Scalar v) { return v * Scalar(0.5) * (1 + std::erf(v * inv_sqrt2)); },
+      [](Scalar v, Scalar) {
+        Scalar cdf = Scalar(0.5) * (1 + std::erf(v * inv_sqrt2));
+        Scalar pdf = inv_sqrt_2pi * std::exp(Scalar(-0.5) * v * v);
+        return cdf + v * pdf;
+      });
+}
+
+}  // namespace ag::inline AG_PRECISION

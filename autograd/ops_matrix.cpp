@@ -1,0 +1,56 @@
+// Matrix product, the op that carries nearly all of the arithmetic.
+#include "autograd/detail.h"
+#include "autograd/kernels.h"
+#include "autograd/ops.h"
+
+namespace ag::inline AG_PRECISION {
+
+// a: (M, K) or (..., M, K); b: (K, N) shared, or (..., K, N) batched -> (..., M, N)
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  detail::check_defined("matmul", a);
+  detail::check_defined("matmul", b);
+  const Shape& sa = a.shape();
+  const Shape& sb = b.shape();
+  if (sa.size() < 2 || sb.size() < 2) detail::shape_error("matmul", sa, sb, "need at least 2 dimensions each");
+  const int K = sa.back();
+  const int N = sb.back();
+  if (sb[sb.size() - 2] != K) {
+    detail::shape_error("matmul", sa, sb,
+                        "do not match: inner dimensions " + std::to_string(K) + " and " + std::to_string(sb[sb.size() - 2]) + " differ");
+  }
+  // A shared weight: fold every leading dim of a into its rows, one big product.
+  const bool shared = sb.size() == 2;
+  if (!shared && !(sa.size() == sb.size() && std::equal(sa.begin(), sa.end() - 2, sb.begin()))) {
+    detail::shape_error("matmul", sa, sb, "do not match: batched matmul needs equal leading dimensions");
+  }
+  Shape shape(sa.begin(), sa.end() - 1);
+  shape.push_back(N);
+  const int M = shared ? static_cast<int>(numel(Shape(sa.begin(), sa.end() - 1))) : sa[sa.size() - 2];
+  const std::size_t batch = shared ? 1 : numel(Shape(sa.begin(), sa.end() - 2));
+  Tensor out = Tensor::make_result("matmul", shape, {&a, &b});
+
+  const std::size_t a_step = static_cast<std::size_t>(M) * K, b_step = static_cast<std::size_t>(K) * N,
+                    c_step = static_cast<std::size_t>(M) * N;
+  for (std::size_t i = 0; i < batch; ++i) {
+    kernels::matmul_acc(a.data().data() + i * a_step, b.data().data() + i * b_step, out.data().data() + i * c_step, M, K, N);
+  }
+  if (out.records()) {
+    out.set_backward([an = a.node(), bn = b.node(), on = out.node(), batch, M, K, N, a_step, b_step, c_step] {
+      // in the forward pass this was: c = a @ b, so now we have:
+      //   da += dc @ b^T   (M, N) @ (N, K)
+      //   db += a^T @ dc   (K, M) @ (M, N)
+      for (std::size_t i = 0; i < batch; ++i) {
+        const Scalar* dc = on->grad.data() + i * c_step;
+        if (an->requires_grad) {
+          kernels::matmul_nt_acc(dc, bn->data.data() + i * b_step, an->grad.data() + i * a_step, M, N, K);
+        }
+        if (bn->requires_grad) {
+          kernels::matmul_tn_acc(an->data.data() + i * a_step, dc, bn->grad.data() + i * b_step, K, M, N);
+        }
+      }
+    });
+  }
+  return out;
+}
+
+}  // namespace ag::inline AG_PRECISION

@@ -1,0 +1,123 @@
+// Tensor: an n-dimensional array of Scalars that remembers how it was made, so
+// that backward() can send gradients to everything it was computed from.
+//
+// Shape legend used in every comment of the project:
+//   B batch, T time (sequence length), C channels (model width), H heads,
+//   V vocabulary, D head width, N rows; a matmul is (M, K) @ (K, N) -> (M, N).
+//
+// Storage is one contiguous row-major std::vector per tensor. A Tensor is a
+// cheap handle: copies share the same node, like a Python reference.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "autograd/errors.h"
+#include "autograd/scalar.h"
+
+namespace ag::inline AG_PRECISION {
+
+using Shape = std::vector<int>;
+
+std::size_t numel(const Shape& shape);
+std::string to_string(const Shape& shape);  // "(2, 3)"; "()" for a scalar
+
+// Called with a node's gradient once every contribution to it has arrived, just
+// before it flows on to the node's inputs. The hook may read or rescale it.
+using GradHook = std::function<void(std::span<Scalar> grad)>;
+
+// One vertex of the graph: a value, its gradient and how to pass that gradient back.
+struct Node {
+  const char* op = "leaf";          // the op that made it, for errors and graph export
+  std::string label;                // an optional name ("W_h", "h_3") for graph export
+  Shape shape;
+  std::vector<Scalar> data;         // row-major values
+  std::vector<Scalar> grad;         // same size as data once backward has reached it
+  std::vector<std::shared_ptr<Node>> parents;  // the inputs it was computed from
+  std::function<void()> backward;   // adds this->grad's contribution into parents' grads
+  bool requires_grad = false;
+  bool retains_grad = false;        // keep grad after backward even if not a leaf
+  std::vector<GradHook> hooks;
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node();  // iterative, so that freeing a 10,000-step chain cannot overflow the stack
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // an empty handle; most calls on it throw
+  Tensor(Shape shape, std::vector<Scalar> data, bool requires_grad = false);
+
+  static Tensor zeros(Shape shape, bool requires_grad = false);
+  static Tensor full(Shape shape, Scalar value, bool requires_grad = false);
+  static Tensor scalar(Scalar value, bool requires_grad = false);  // shape ()
+
+  const Shape& shape() const { return node_->shape; }
+  int ndim() const { return static_cast<int>(node_->shape.size()); }
+  int size(int axis) const;  // negative axes count from the end
+  std::size_t numel() const { return node_->data.size(); }
+
+  std::vector<Scalar>& data() { return node_->data; }
+  const std::vector<Scalar>& data() const { return node_->data; }
+  // Empty until backward() has reached this tensor (and, for an intermediate
+  // tensor, emptied again after backward unless retain_grad() was called).
+  std::vector<Scalar>& grad() { return node_->grad; }
+  const std::vector<Scalar>& grad() const { return node_->grad; }
+  Scalar item() const;  // the value of a one-element tensor
+
+  bool requires_grad() const { return node_->requires_grad; }
+  Tensor& set_requires_grad(bool on = true);
+  Tensor& set_label(std::string label);
+  const std::string& label() const { return node_->label; }
+  const char* op() const { return node_->op; }
+
+  // Reverse-mode differentiation from this tensor, seeded with ones.
+  // Leaf gradients accumulate with += across calls (zero them between steps);
+  // intermediate gradients are recomputed from zero on every call.
+  void backward();
+  void retain_grad();                  // keep this intermediate's gradient after backward
+  void register_hook(GradHook hook);   // see GradHook
+  void zero_grad();                    // set the gradient to zeros (and allocate it)
+
+  Tensor detach() const;  // same values, copied, cut from the graph
+
+  Node* node() const { return node_.get(); }
+  const std::shared_ptr<Node>& node_ptr() const { return node_; }
+  explicit operator bool() const { return static_cast<bool>(node_); }
+
+  // For op implementations: a new tensor of the given shape that records
+  // `parents` (and so will take part in backward) only when grad mode is on and
+  // one of them requires a gradient.
+  static Tensor make_result(const char* op, Shape shape, const std::vector<const Tensor*>& parents);
+  // True when this result records a graph, that is when the op must set a backward.
+  bool records() const { return node_->requires_grad && !node_->parents.empty(); }
+  void set_backward(std::function<void()> fn) { node_->backward = std::move(fn); }
+
+ private:
+  std::shared_ptr<Node> node_;
+};
+
+// Grad mode: while a NoGrad guard lives (on this thread), ops record no graph.
+bool grad_enabled();
+class NoGrad {
+ public:
+  NoGrad();
+  ~NoGrad();
+  NoGrad(const NoGrad&) = delete;
+  NoGrad& operator=(const NoGrad&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Every node that `root` depends on through nodes that require a gradient, in
+// topological order (inputs before the ops that use them; root last).
+std::vector<Node*> topological_order(Node* root);
+
+}  // namespace ag::inline AG_PRECISION
