@@ -47,7 +47,7 @@ std::string to_dot(const Tensor& root, const std::string& title) {
     std::string name = n->label.empty() ? std::string(n->op) : n->label + " = " + n->op;
     std::string grad = n->grad.empty() ? "-" : fmt_g(l2(n->grad));
     dot += "  n" + std::to_string(id[n]) + " [label=\"{" + escape(name) + " | " + escape(to_string(n->shape)) +
-           " | |value| " + fmt_g(l2(n->data)) + " | |grad| " + grad + "}\"" +
+           " | value norm " + fmt_g(l2(n->data)) + " | grad norm " + grad + "}\"" +
            (n->requires_grad ? "" : ", style=dashed") + "];\n";
   }
   for (const Node* n : nodes) {

@@ -66,8 +66,10 @@ Tensor log_softmax(const Tensor& x) {
     const Scalar mx = *std::max_element(xr, xr + V);
     Scalar total = 0;
     for (std::size_t j = 0; j < V; ++j) total += std::exp(xr[j] - mx);
-    const Scalar lse = mx + std::log(total);
-    for (std::size_t j = 0; j < V; ++j) yr[j] = xr[j] - lse;
+    // (x - max) - log(total), not x - (max + log(total)): with large x the
+    // latter loses the small digits of log(total) to rounding in float32.
+    const Scalar log_total = std::log(total);
+    for (std::size_t j = 0; j < V; ++j) yr[j] = (xr[j] - mx) - log_total;
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {

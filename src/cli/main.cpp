@@ -71,6 +71,15 @@ int run_graph(const std::string& which, int steps, std::uint64_t seed, const std
 
 }  // namespace
 
+// CLI11 would quietly wrap -3 into a huge unsigned seed; say what is accepted.
+const CLI::Validator kSeed(
+    [](const std::string& s) {
+      return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos
+                 ? std::string()
+                 : "a seed is a whole number >= 0, got '" + s + "'";
+    },
+    "SEED");
+
 int main(int argc, char** argv) {
   CLI::App app{"seqgrad: why attention replaced recurrence, measured on a from-scratch autograd engine"};
   app.require_subcommand(1);
@@ -81,7 +90,7 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 0;
   bool json = false;
   auto* gradcheck = app.add_subcommand("gradcheck", "check every op's gradient against central differences (float64)");
-  gradcheck->add_option("--seed", seed, "seed of the random inputs")->capture_default_str();
+  gradcheck->add_option("--seed", seed, "seed of the random inputs")->check(kSeed)->capture_default_str();
   gradcheck->add_flag("--json", json, "print one JSON object instead of the table");
 
   std::string graph_model = "rnn", graph_out;
@@ -93,9 +102,20 @@ int main(int argc, char** argv) {
   graph->add_option("--steps", graph_steps, "time steps (RNN) or positions (attention), 1 to 16")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
-  graph->add_option("--seed", seed, "seed of the random weights and inputs")->capture_default_str();
+  graph->add_option("--seed", seed, "seed of the random weights and inputs")->check(kSeed)->capture_default_str();
   graph->add_option("--out", graph_out, "file to write (default: standard output)");
 
+  // CLI11 would only say that a subcommand is required; name the word it did not know.
+  std::string names;
+  bool known = false;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+    known = known || (argc > 1 && sub->get_name() == argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    fmt::print(stderr, "seqgrad: unknown command '{}'; the commands are: {} (see seqgrad --help)\n", argv[1], names);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,39 @@
+#include "run_command.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace test {
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+CommandResult run_seqgrad(const std::string& args) {
+  char dir_template[] = "/tmp/seqgrad-cli-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (!dir) return {};
+  const std::string out = std::string(dir) + "/out", err = std::string(dir) + "/err";
+  const std::string cmd = std::string("'") + SEQGRAD_BINARY + "' " + args + " >" + out + " 2>" + err + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  rmdir(dir);
+  return r;
+}
+
+}  // namespace test

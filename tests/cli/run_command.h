@@ -1,0 +1,17 @@
+// Runs the real seqgrad binary, as a student would, and captures what it says.
+#pragma once
+
+#include <string>
+
+namespace test {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // standard output
+  std::string err;  // standard error
+};
+
+// args are passed to the shell after the binary's path: quote them as for sh.
+CommandResult run_seqgrad(const std::string& args);
+
+}  // namespace test

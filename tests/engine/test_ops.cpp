@@ -1,0 +1,196 @@
+// Forward values of every op family against figures worked out by hand, and a
+// few backward values that are easy to state exactly.
+#include <cmath>
+#include <numeric>
+
+#include "autograd/ops.h"
+#include "test_util.h"
+
+using ag::Shape;
+using ag::Tensor;
+using test::check_values;
+using test::near;
+using test::param;
+
+TEST_CASE("arithmetic and non-linearities give the textbook values", "[ops]") {
+  Tensor a({3}, {1, -2, 0.5});
+  Tensor b({3}, {4, 0.5, -1});
+  check_values((a + b).data(), {5, -1.5, -0.5});
+  check_values((a - b).data(), {-3, -2.5, 1.5});
+  check_values((a * b).data(), {4, -1, -0.5});
+  check_values((a / b).data(), {0.25, -4, -0.5});
+  check_values((-a).data(), {-1, 2, -0.5});
+  check_values((a + 1).data(), {2, -1, 1.5});
+  check_values((2 * a).data(), {2, -4, 1});
+  check_values((a / 2).data(), {0.5, -1, 0.25});
+  check_values(ag::pow(Tensor({2}, {4, 9}), 0.5).data(), {2, 3});
+  check_values(ag::exp(Tensor({2}, {0, 1})).data(), {1, std::exp(1.0)});
+  check_values(ag::log(Tensor({2}, {1, std::exp(2.0)})).data(), {0, 2});
+  check_values(ag::tanh(Tensor({2}, {0, 0.5})).data(), {0, std::tanh(0.5)});
+  check_values(ag::sigmoid(Tensor({2}, {0, 2})).data(), {0.5, 1 / (1 + std::exp(-2.0))});
+  check_values(ag::relu(a).data(), {1, 0, 0.5});
+  // gelu(x) = x Phi(x): Phi(1) = 0.841344746..., Phi(-1) = 0.158655253...
+  check_values(ag::gelu(Tensor({3}, {0, 1, -1})).data(), {0, 0.8413447460685429, -0.15865525393145707});
+}
+
+TEST_CASE("relu passes no gradient at or below zero", "[ops]") {
+  Tensor x = param({3}, {-1, 0, 2});
+  ag::sum(ag::relu(x)).backward();
+  check_values(x.grad(), {0, 0, 1});
+}
+
+TEST_CASE("matmul: 2-D, shared weight and batched", "[ops][matmul]") {
+  Tensor a({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b({3, 2}, {7, 8, 9, 10, 11, 12});
+  Tensor c = ag::matmul(a, b);
+  CHECK(c.shape() == Shape{2, 2});
+  check_values(c.data(), {58, 64, 139, 154});
+
+  Tensor a3({2, 1, 3}, {1, 2, 3, 4, 5, 6});  // the same rows with a batch dim
+  Tensor c3 = ag::matmul(a3, b);
+  CHECK(c3.shape() == Shape{2, 1, 2});
+  check_values(c3.data(), {58, 64, 139, 154});
+
+  Tensor bb({2, 3, 1}, {1, 0, 0, 0, 0, 1});  // picks a[0][0] and a[1][2]
+  Tensor cb = ag::matmul(a3, bb);
+  CHECK(cb.shape() == Shape{2, 1, 1});
+  check_values(cb.data(), {1, 6});
+}
+
+TEST_CASE("matmul's gradients are dc @ b^T and a^T @ dc", "[ops][matmul]") {
+  Tensor a = param({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b = param({3, 2}, {7, 8, 9, 10, 11, 12});
+  ag::sum(ag::matmul(a, b)).backward();
+  check_values(a.grad(), {15, 19, 23, 15, 19, 23});  // row sums of b
+  check_values(b.grad(), {5, 5, 7, 7, 9, 9});        // column sums of a
+}
+
+TEST_CASE("matmul agrees with a naive triple loop at odd sizes", "[ops][matmul]") {
+  ag::Rng rng(3);
+  for (auto [M, K, N] : {std::tuple{1, 1, 1}, {7, 13, 5}, {33, 130, 17}, {64, 64, 64}}) {
+    std::vector<ag::Scalar> av(static_cast<std::size_t>(M * K)), bv(static_cast<std::size_t>(K * N));
+    for (auto& v : av) v = static_cast<ag::Scalar>(rng.normal());
+    for (auto& v : bv) v = static_cast<ag::Scalar>(rng.normal());
+    Tensor a = param({M, K}, av), b = param({K, N}, bv);
+    Tensor c = ag::matmul(a, b);
+    for (int i = 0; i < M; ++i) {
+      for (int j = 0; j < N; ++j) {
+        double want = 0;
+        for (int k = 0; k < K; ++k) want += double(av[static_cast<std::size_t>(i * K + k)]) * bv[static_cast<std::size_t>(k * N + j)];
+        CHECK(c.data()[static_cast<std::size_t>(i * N + j)] == Approx(want).margin(std::is_same_v<ag::Scalar, float> ? 1e-4 : 1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("shape ops move values to the documented places", "[ops][shape]") {
+  Tensor x({2, 3}, {1, 2, 3, 4, 5, 6});
+  CHECK(ag::reshape(x, {3, -1}).shape() == Shape{3, 2});
+  check_values(ag::transpose(x).data(), {1, 4, 2, 5, 3, 6});
+  check_values(ag::slice(x, 1, 1, 3).data(), {2, 3, 5, 6});
+  check_values(ag::select(x, 0, 1).data(), {4, 5, 6});
+  check_values(ag::select(x, -1, 0).data(), {1, 4});
+  Tensor y({2, 1}, {7, 8});
+  Tensor c = ag::concat({x, y}, 1);
+  CHECK(c.shape() == Shape{2, 4});
+  check_values(c.data(), {1, 2, 3, 7, 4, 5, 6, 8});
+  Tensor s = ag::stack({x, x}, 0);
+  CHECK(s.shape() == Shape{2, 2, 3});
+  Tensor s1 = ag::stack({Tensor({2}, {1, 2}), Tensor({2}, {3, 4})}, 1);
+  CHECK(s1.shape() == Shape{2, 2});
+  check_values(s1.data(), {1, 3, 2, 4});
+}
+
+TEST_CASE("reductions over everything and along an axis", "[ops][reduce]") {
+  Tensor x({2, 3}, {1, 2, 3, 4, 5, 6});
+  CHECK(ag::sum(x).item() == near(21));
+  CHECK(ag::mean(x).item() == near(3.5));
+  check_values(ag::sum(x, 0).data(), {5, 7, 9});
+  check_values(ag::sum(x, -1).data(), {6, 15});
+  check_values(ag::mean(x, 1).data(), {2, 5});
+  Tensor p = param({2, 3}, {1, 2, 3, 4, 5, 6});
+  ag::sum(ag::mean(p, 1) * Tensor({2}, {3, 6})).backward();
+  check_values(p.grad(), {1, 1, 1, 2, 2, 2});
+}
+
+TEST_CASE("softmax rows sum to one and survive huge scores", "[ops][nn]") {
+  Tensor x({2, 3}, {1, 2, 3, 1000, 1000, 1000});
+  Tensor y = ag::softmax(x);
+  const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+  check_values(y.data(), {std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z, 1 / 3.0, 1 / 3.0, 1 / 3.0});
+  Tensor ly = ag::log_softmax(x);
+  check_values(ly.data(), {1 - std::log(z), 2 - std::log(z), 3 - std::log(z), -std::log(3.0), -std::log(3.0), -std::log(3.0)});
+}
+
+TEST_CASE("cross-entropy: log V for uniform logits, ignore_index skipped", "[ops][nn]") {
+  Tensor logits = param({3, 4}, std::vector<ag::Scalar>(12, 0.5));
+  CHECK(ag::cross_entropy(logits, {0, 3, 1}).item() == near(std::log(4.0)));
+  // A confident right answer costs little; the ignored row changes nothing.
+  Tensor l2({2, 2}, {10, 0, 3, -3});
+  CHECK(ag::cross_entropy(l2, {0, -100}).item() == near(std::log(1 + std::exp(-10.0))));
+  CHECK(ag::cross_entropy(l2, {-1, -1}, -1).item() == 0);
+  // gradient: (softmax - one_hot) / counted, on counted rows only
+  Tensor l3 = param({2, 2}, {0, 0, 0, 0});
+  ag::cross_entropy(l3, {1, -100}).backward();
+  check_values(l3.grad(), {0.5, -0.5, 0, 0});
+}
+
+TEST_CASE("mse is the mean squared difference", "[ops][nn]") {
+  Tensor p = param({2, 2}, {1, 2, 3, 4});
+  Tensor t({2, 2}, {1, 0, 3, 0});
+  Tensor loss = ag::mse(p, t);
+  CHECK(loss.item() == near((4 + 16) / 4.0));
+  loss.backward();
+  check_values(p.grad(), {0, 1, 0, 2});
+}
+
+TEST_CASE("embedding gathers rows; a row used twice gets both gradients", "[ops][nn]") {
+  Tensor w = param({3, 2}, {0, 1, 10, 11, 20, 21});
+  Tensor e = ag::embedding(w, {2, 0, 2}, {1, 3});
+  CHECK(e.shape() == Shape{1, 3, 2});
+  check_values(e.data(), {20, 21, 0, 1, 20, 21});
+  ag::sum(e).backward();
+  check_values(w.grad(), {1, 1, 0, 0, 2, 2});
+}
+
+TEST_CASE("masked_fill and the causal mask hide the future", "[ops][nn]") {
+  std::vector<std::uint8_t> m = ag::causal_mask(3);
+  CHECK(m == std::vector<std::uint8_t>{0, 1, 1, 0, 0, 1, 0, 0, 0});
+  Tensor scores = param({2, 3, 3}, std::vector<ag::Scalar>(18, 1));
+  Tensor w = ag::softmax(ag::masked_fill(scores, m, {3, 3}, -1e9));
+  check_values(ag::slice(w, 0, 0, 1).data(), {1, 0, 0, 0.5, 0.5, 0, 1 / 3.0, 1 / 3.0, 1 / 3.0});
+  Tensor s2 = param({3}, {1, 2, 3});
+  ag::sum(ag::masked_fill(s2, {0, 1, 0}, {3}, 0)).backward();
+  check_values(s2.grad(), {1, 0, 1});
+}
+
+TEST_CASE("layer_norm gives each row mean 0 and variance 1 before gamma and beta", "[ops][nn]") {
+  Tensor x({2, 4}, {1, 2, 3, 4, -3, 0, 3, 6});
+  Tensor gamma({4}, {1, 1, 1, 1}), beta({4}, {0, 0, 0, 0});
+  Tensor y = ag::layer_norm(x, gamma, beta, 1e-12);
+  for (int r = 0; r < 2; ++r) {
+    double m = 0, v = 0;
+    for (int c = 0; c < 4; ++c) m += y.data()[static_cast<std::size_t>(r * 4 + c)];
+    for (int c = 0; c < 4; ++c) v += std::pow(y.data()[static_cast<std::size_t>(r * 4 + c)] - m / 4, 2);
+    CHECK(m / 4 == Approx(0).margin(1e-6));
+    CHECK(v / 4 == Approx(1).epsilon(1e-5));
+  }
+  // (1, 2, 3, 4): mean 2.5, variance 1.25
+  CHECK(y.data()[0] == near(-1.5 / std::sqrt(1.25)));
+  Tensor y2 = ag::layer_norm(x, Tensor({4}, {2, 2, 2, 2}), Tensor({4}, {1, 1, 1, 1}), 1e-12);
+  CHECK(y2.data()[0] == near(2 * (-1.5 / std::sqrt(1.25)) + 1));
+}
+
+TEST_CASE("dropout: seeded, scaled by 1/(1-p), identity in eval", "[ops][nn]") {
+  Tensor x = Tensor::full({10000}, 1);
+  ag::Rng r1(5), r2(5);
+  Tensor a = ag::dropout(x, 0.25, r1, true), b = ag::dropout(x, 0.25, r2, true);
+  CHECK(a.data() == b.data());
+  const auto zeros = std::count(a.data().begin(), a.data().end(), ag::Scalar(0));
+  CHECK(zeros > 2300);
+  CHECK(zeros < 2700);
+  CHECK(std::all_of(a.data().begin(), a.data().end(), [](ag::Scalar v) { return v == 0 || v == near(1 / 0.75); }));
+  ag::Rng r3(5);
+  Tensor e = ag::dropout(x, 0.25, r3, false);
+  CHECK(e.node() == x.node());
+}
