@@ -87,6 +87,7 @@ std::vector<Case> all_cases() {
       {"masked_fill (causal)", {{{2, 4, 4}}},
        [](V x) { return masked_fill(x[0], causal_mask(4), {4, 4}, -1e9); }},
       {"layer_norm", {{{2, 3, 5}}, {{5}}, {{5}}}, [](V x) { return layer_norm(x[0], x[1], x[2]); }},
+      {"rotary", {{{2, 5, 6}}}, [](V x) { return rotary(x[0], 100); }},
       {"dropout", {{{4, 5}}},
        [](V x) {
          Rng rng(7);  // the same mask on every evaluation

@@ -81,6 +81,11 @@ Tensor masked_fill(const Tensor& x, const std::vector<std::uint8_t>& mask, const
 std::vector<std::uint8_t> causal_mask(int T);  // (T, T), 1 above the diagonal: query i may not see key j > i
 // x (..., C), gamma (C), beta (C): normalise each row to mean 0, variance 1, then scale and shift.
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scalar eps = 1e-5);
+// Rotary position encoding (RoPE): x (..., T, D), D even. Each pair of
+// channels (2i, 2i+1) at position t is rotated by the angle t * base^(-2i/D),
+// so that the dot product of two rotated vectors depends only on the distance
+// between their positions.
+Tensor rotary(const Tensor& x, Scalar base = 10000);
 // Zero each element with probability p and scale the rest by 1/(1-p); the
 // identity when not training or p == 0.
 Tensor dropout(const Tensor& x, Scalar p, Rng& rng, bool training);

@@ -284,6 +284,51 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
   return out;
 }
 
+// x: (..., T, D) -> (..., T, D)
+Tensor rotary(const Tensor& x, Scalar base) {
+  detail::check_defined("rotary", x);
+  if (x.ndim() < 2 || x.shape().back() % 2 != 0) {
+    throw ShapeError("rotary: needs shape (..., T, D) with D even, got " + to_string(x.shape()));
+  }
+  if (!(base > 1)) throw ValueError("rotary: base must be greater than 1");
+  const auto T = static_cast<std::size_t>(x.shape()[x.shape().size() - 2]);
+  const auto D = static_cast<std::size_t>(x.shape().back());
+  const std::size_t batch = (T > 0 && D > 0) ? x.numel() / (T * D) : 0;
+  // cos and sin of every (position, pair) angle, shared by forward and backward.
+  std::vector<Scalar> cosines(T * D / 2), sines(T * D / 2);
+  for (std::size_t t = 0; t < T; ++t) {
+    for (std::size_t i = 0; i < D / 2; ++i) {
+      const double angle = static_cast<double>(t) * std::pow(static_cast<double>(base), -2.0 * static_cast<double>(i) / static_cast<double>(D));
+      cosines[t * D / 2 + i] = static_cast<Scalar>(std::cos(angle));
+      sines[t * D / 2 + i] = static_cast<Scalar>(std::sin(angle));
+    }
+  }
+  Tensor out = Tensor::make_result("rotary", x.shape(), {&x});
+  // (a, b) -> (a cos - b sin, a sin + b cos); backward rotates the gradient back by -angle.
+  auto rotate = [cosines = std::move(cosines), sines = std::move(sines), batch, T, D](const Scalar* in, Scalar* o,
+                                                                                    Scalar sign, bool accumulate) {
+    for (std::size_t n = 0; n < batch; ++n) {
+      for (std::size_t t = 0; t < T; ++t) {
+        const std::size_t row = (n * T + t) * D;
+        for (std::size_t i = 0; i < D / 2; ++i) {
+          const Scalar c = cosines[t * D / 2 + i], s = sign * sines[t * D / 2 + i];
+          const Scalar a = in[row + 2 * i], b = in[row + 2 * i + 1];
+          if (!accumulate) o[row + 2 * i] = o[row + 2 * i + 1] = 0;
+          o[row + 2 * i] += a * c - b * s;
+          o[row + 2 * i + 1] += a * s + b * c;
+        }
+      }
+    }
+  };
+  rotate(x.data().data(), out.data().data(), Scalar(1), false);
+  if (out.records()) {
+    out.set_backward([xn = x.node(), on = out.node(), rotate = std::move(rotate)] {
+      rotate(on->grad.data(), xn->grad.data(), Scalar(-1), true);
+    });
+  }
+  return out;
+}
+
 // x: any shape -> the same shape
 Tensor dropout(const Tensor& x, Scalar p, Rng& rng, bool training) {
   detail::check_defined("dropout", x);

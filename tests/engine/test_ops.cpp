@@ -194,3 +194,28 @@ TEST_CASE("dropout: seeded, scaled by 1/(1-p), identity in eval", "[ops][nn]") {
   Tensor e = ag::dropout(x, 0.25, r3, false);
   CHECK(e.node() == x.node());
 }
+
+TEST_CASE("rotary encoding rotates pairs by position; dot products depend on distance only", "[ops][nn]") {
+  // One pair (D = 2): position t rotates by t radians when base^0 = 1.
+  Tensor x({3, 2}, {1, 0, 1, 0, 0, 1});
+  Tensor y = ag::rotary(x, 10000);
+  check_values(y.data(), {1, 0, std::cos(1.0), std::sin(1.0), -std::sin(2.0), std::cos(2.0)});
+  // q at position i and k at position j: q.k depends on j - i only.
+  ag::Rng rng(2);
+  std::vector<ag::Scalar> q(8), k(8);
+  for (auto& v : q) v = static_cast<ag::Scalar>(rng.normal());
+  for (auto& v : k) v = static_cast<ag::Scalar>(rng.normal());
+  auto rotated_dot = [&](int i, int j) {
+    const int T = std::max(i, j) + 1;
+    std::vector<ag::Scalar> qs(static_cast<std::size_t>(T) * 8, 0), ks(static_cast<std::size_t>(T) * 8, 0);
+    std::copy(q.begin(), q.end(), qs.begin() + i * 8);
+    std::copy(k.begin(), k.end(), ks.begin() + j * 8);
+    Tensor rq = ag::rotary(Tensor({T, 8}, qs)), rk = ag::rotary(Tensor({T, 8}, ks));
+    double dot = 0;
+    for (int c = 0; c < 8; ++c) dot += double(rq.data()[static_cast<std::size_t>(i * 8 + c)]) * rk.data()[static_cast<std::size_t>(j * 8 + c)];
+    return dot;
+  };
+  CHECK(rotated_dot(0, 3) == Approx(rotated_dot(5, 8)).epsilon(1e-4));
+  CHECK(rotated_dot(2, 2) == Approx(rotated_dot(7, 7)).epsilon(1e-4));
+  CHECK_THROWS_WITH(ag::rotary(Tensor({2, 3}, std::vector<ag::Scalar>(6, 1))), "rotary: needs shape (..., T, D) with D even, got (2, 3)");
+}
