@@ -1,0 +1,22 @@
+// The subcommands of seqgrad. Each adds its options to the app and returns the
+// function that runs it once the command line is parsed; that function calls
+// one function of a lower floor and prints what it returns.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace seqgrad::cli {
+
+using Runner = std::function<int()>;  // returns the exit code
+
+void add_engine_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);  // gradcheck, graph
+void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);   // train, eval, sample
+
+// A seed: a whole number >= 0 (CLI11 would quietly wrap -3 into a huge unsigned one).
+extern const CLI::Validator kSeed;
+
+// Exit code of a run stopped by SIGINT or SIGTERM, as a shell reports it.
+constexpr int kInterruptedExit = 130;
+
+}  // namespace seqgrad::cli

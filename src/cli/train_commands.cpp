@@ -1,0 +1,220 @@
+// seqgrad train, seqgrad eval, seqgrad sample.
+#include <csignal>
+#include <fmt/core.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "src/cli/commands.h"
+#include "src/train/checkpoint.h"
+#include "src/train/inspect_batch.h"
+#include "src/train/progress.h"
+#include "src/tasks/toy_language.h"
+#include "src/train/trainer.h"
+#include <fstream>
+
+namespace seqgrad::cli {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int) { g_stop.store(true); }
+
+std::string percent(const std::optional<double>& v) { return v ? fmt::format("{:.2f}%", 100 * *v) : "n/a"; }
+
+nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+nlohmann::json eval_json(const train::EvalResult& e) {
+  nlohmann::json buckets = nlohmann::json::array();
+  for (const auto& b : e.by_distance) buckets.push_back({{"lo", b.lo}, {"hi", b.hi}, {"count", b.count}, {"accuracy", b.accuracy}});
+  return {{"eval_sequences", e.sequences},      {"eval_loss", e.loss},   {"eval_token_acc", optional_json(e.token_acc)},
+          {"eval_seq_acc", optional_json(e.seq_acc)}, {"eval_mse", optional_json(e.mse)}, {"accuracy_by_distance", buckets}};
+}
+
+void print_eval(std::FILE* out, const train::EvalResult& e, const tasks::TaskInfo& info) {
+  if (e.mse) {
+    fmt::print(out, "held-out ({} sequences): MSE {:.5f} (chance {:.3f}: {})\n", e.sequences, *e.mse, info.chance, info.chance_text);
+    return;
+  }
+  fmt::print(out, "held-out ({} sequences): loss {:.4f}, token accuracy {}", e.sequences, e.loss, percent(e.token_acc));
+  if (e.seq_acc) fmt::print(out, ", sequence accuracy {}", percent(e.seq_acc));
+  const std::string chance = info.chance_metric == "token_acc" ? fmt::format("{:.2f}% token accuracy", 100 * info.chance)
+                                                               : fmt::format("loss {:.4f}", info.chance);
+  fmt::print(out, "\n  chance: {} ({})\n", chance, info.chance_text);
+}
+
+struct TrainArgs {
+  train::TrainConfig config;
+  int layers = 0;                // 0: 2 for a Transformer, 1 for a recurrent model
+  std::string schedule;          // empty: warmup-rsqrt for a Transformer, constant otherwise
+  bool no_ffn = false, no_causal = false, no_scale = false;
+  std::string out, resume, save_grads;
+  std::optional<int> steps_override;
+  bool json = false;
+};
+
+int run_train(TrainArgs a) {
+  train::TrainConfig& c = a.config;
+  const bool transformer = c.model.kind == "transformer";
+  c.model.layers = a.layers ? a.layers : (transformer ? 2 : 1);
+  c.schedule.kind = !a.schedule.empty() ? a.schedule : (transformer ? "warmup-rsqrt" : "constant");
+  c.model.ffn = !a.no_ffn;
+  c.model.causal = !a.no_causal;
+  c.model.scale_attention = !a.no_scale;
+  if (a.resume.empty() && a.out.empty()) a.out = "runs/" + c.model.kind + "-" + c.task.name;
+
+  std::FILE* human = a.json ? stderr : stdout;
+  g_stop = false;
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  train::RunOptions options;
+  options.out_dir = a.out;
+  options.resume_dir = a.resume;
+  options.steps = a.steps_override;
+  options.stop = &g_stop;
+  const std::string label = a.resume.empty() ? fmt::format("{} on {}", c.model.kind, c.task.name) : "resumed";
+  options.observer = train::progress_printer(stderr, label);
+  const train::TrainResult r = train::run_training(c, options);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  const std::string dir = a.out.empty() ? a.resume : a.out;
+
+  if (r.interrupted) {
+    fmt::print(stderr, "interrupted at step {} of {}; checkpoint and log saved in {}\n  resume with: seqgrad train --resume {}\n",
+               r.steps_done, r.config.steps, dir, dir);
+    return kInterruptedExit;
+  }
+  const auto task = tasks::make_task(r.config.task);
+  const tasks::TaskInfo& info = task->info();
+  if (!a.save_grads.empty()) {
+    const auto model = train::load_checkpoint(dir).model;
+    const double loss = train::save_batch_gradients(*model, *task, r.config.batch, train::eval_seed(r.config.seed), a.save_grads);
+    fmt::print(human, "gradients of one held-out batch (loss {:.6f}) written to {}\n", loss, a.save_grads);
+  }
+  fmt::print(human, "{} on {} (len {}): {} parameters, {} steps in {:.1f} s ({:.2f} ms/step)\n", r.config.model.kind, info.name,
+             info.len, r.params, r.steps_done - r.start_step, r.seconds, r.ms_per_step);
+  print_eval(human, r.eval, info);
+  fmt::print(human, "checkpoint and log: {}/\n", dir);
+  if (a.json) {
+    nlohmann::json j = {{"model", r.config.model.kind}, {"task", info.name},      {"len", info.len},
+                        {"steps", r.steps_done},        {"params", r.params},     {"seconds", r.seconds},
+                        {"ms_per_step", r.ms_per_step}, {"chance", info.chance},  {"chance_metric", info.chance_metric},
+                        {"out_dir", dir},               {"final_train_loss", r.log.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.log.back().loss)}};
+    j.update(eval_json(r.eval));
+    std::cout << j.dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands) {
+  auto a = std::make_shared<TrainArgs>();
+  train::TrainConfig& c = a->config;
+  c.task.name = "copy";
+  auto* t = app.add_subcommand("train", "train a model on a toy task, with a progress bar, a CSV log and a checkpoint");
+  t->add_option("--model", c.model.kind, "rnn, lstm, gru or transformer")
+      ->check(CLI::IsMember({"rnn", "lstm", "gru", "transformer"}))
+      ->capture_default_str();
+  t->add_option("--task", c.task.name, "copy, reverse, sort, recall, adding, copy-memory or lm")
+      ->check(CLI::IsMember(tasks::task_names()))
+      ->capture_default_str();
+  t->add_option("--len", c.task.len, "the task's length (0: the task's default)")->check(CLI::Range(0, 4096))->capture_default_str();
+  t->add_option("--text", c.task.text_path, "lm: train on this UTF-8 file instead of the shipped toy language");
+  t->add_option("--d-model", c.model.d_model, "hidden size (recurrent) or width (Transformer)")->check(CLI::Range(1, 4096))->capture_default_str();
+  t->add_option("--layers", a->layers, "layers (default 2 for a Transformer, 1 otherwise)")->check(CLI::Range(1, 64));
+  t->add_option("--heads", c.model.heads, "attention heads")->check(CLI::Range(1, 256))->capture_default_str();
+  t->add_option("--ffn-mult", c.model.ffn_mult, "FFN width as a multiple of d_model")->check(CLI::Range(1, 64))->capture_default_str();
+  t->add_flag("--no-ffn", a->no_ffn, "leave the feed-forward network out of every block");
+  t->add_option("--activation", c.model.activation, "FFN activation")->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str();
+  t->add_option("--pos", c.model.pos, "positional encoding")->check(CLI::IsMember({"none", "sinusoidal", "learned", "rope"}))->capture_default_str();
+  t->add_flag("--pre-ln", c.model.pre_ln, "LayerNorm before each sublayer instead of after (post-LN, the paper's)");
+  t->add_flag("--no-causal", a->no_causal, "let every position see the whole sequence");
+  t->add_flag("--no-scale", a->no_scale, "do not divide attention scores by sqrt(d_k)");
+  t->add_option("--init", c.model.init, "recurrent weight init")->check(CLI::IsMember({"uniform", "xavier", "orthogonal", "identity"}))->capture_default_str();
+  t->add_option("--embed-init", c.model.embed_init, "embedding init (auto: normal for recurrent, xavier for Transformer)")
+      ->check(CLI::IsMember({"auto", "uniform", "xavier", "orthogonal", "normal"}))
+      ->capture_default_str();
+  t->add_option("--dropout", c.model.dropout, "dropout probability")->check(CLI::Range(0.0, 0.95))->capture_default_str();
+  t->add_option("--optimizer", c.optim.kind, "sgd, adam or adamw")->check(CLI::IsMember({"sgd", "adam", "adamw"}))->capture_default_str();
+  t->add_option("--lr", c.optim.lr, "peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  t->add_option("--momentum", c.optim.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))->capture_default_str();
+  t->add_option("--weight-decay", c.optim.weight_decay, "weight decay")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  t->add_option("--clip", c.clip, "max global gradient norm (0: off)")->check(CLI::Range(0.0, 1e9))->capture_default_str();
+  t->add_option("--schedule", a->schedule, "constant, warmup-rsqrt or cosine (default: warmup-rsqrt for a Transformer, constant otherwise)")
+      ->check(CLI::IsMember({"constant", "warmup-rsqrt", "cosine"}));
+  c.schedule.warmup = 100;
+  t->add_option("--warmup", c.schedule.warmup, "warmup steps")->check(CLI::Range(0, 1000000))->capture_default_str();
+  t->add_option("--steps", c.steps, "training steps")->check(CLI::Range(0, 100000000))->capture_default_str();
+  t->add_option("--batch", c.batch, "sequences per step")->check(CLI::Range(1, 65536))->capture_default_str();
+  t->add_option("--seed", c.seed, "seed of the weights and the data")->check(kSeed)->capture_default_str();
+  t->add_option("--eval-size", c.eval_size, "held-out sequences in the final evaluation")->check(CLI::Range(1, 1000000))->capture_default_str();
+  t->add_option("--checkpoint-every", c.checkpoint_every, "steps between checkpoints (0: at the end only)")->check(CLI::Range(0, 100000000))->capture_default_str();
+  t->add_option("--out", a->out, "run directory for the log and checkpoint (default runs/<model>-<task>)");
+  t->add_option("--resume", a->resume, "continue the run saved in this directory (with --steps: the new total)");
+  t->add_option("--save-grads", a->save_grads, "also write one held-out batch's parameter gradients here (safetensors)");
+  t->add_flag("--json", a->json, "print one JSON object at the end; the human-readable output goes to stderr");
+  t->callback([a, t] {
+    if (t->count("--steps") && !a->resume.empty()) a->steps_override = a->config.steps;
+  });
+  commands.emplace_back(t, [a] { return run_train(*a); });
+
+  struct EvalArgs {
+    std::string dir, prompt;
+    bool json = false;
+    int count = 5, chars = 300;
+    double temperature = 0;
+    std::uint64_t seed = 0;
+  };
+  auto e = std::make_shared<EvalArgs>();
+  auto* ev = app.add_subcommand("eval", "evaluate a checkpoint on the held-out set");
+  ev->add_option("dir", e->dir, "run directory")->required();
+  ev->add_flag("--json", e->json, "print one JSON object");
+  commands.emplace_back(ev, [e] {
+    const train::Checkpoint ck = train::load_checkpoint(e->dir);
+    const auto task = tasks::make_task(ck.config.task);
+    const train::EvalResult r = train::evaluate(*ck.model, *task, ck.config.eval_size, ck.config.batch, train::eval_seed(ck.config.seed));
+    if (e->json) {
+      nlohmann::json j = {{"model", ck.config.model.kind}, {"task", task->info().name}, {"len", task->info().len}, {"steps", ck.step}};
+      j.update(eval_json(r));
+      std::cout << j.dump(2) << "\n";
+    } else {
+      fmt::print("{} on {} (len {}) after {} steps\n", ck.config.model.kind, task->info().name, task->info().len, ck.step);
+      print_eval(stdout, r, task->info());
+    }
+    return 0;
+  });
+
+  auto* md = app.add_subcommand("make-data", "write the shipped corpus (toylang.txt) into a directory, as data/ holds it");
+  md->add_option("dir", e->dir, "directory to write to")->required();
+  commands.emplace_back(md, [e] {
+    const std::string path = e->dir + "/toylang.txt";
+    std::ofstream out(path, std::ios::binary);
+    out << tasks::generate_toy_language(tasks::kToyCorpusChars, tasks::kToyCorpusSeed);
+    if (!out.flush()) throw std::runtime_error("cannot write " + path);
+    fmt::print("wrote {}\n", path);
+    return 0;
+  });
+
+  auto* sa = app.add_subcommand("sample", "show held-out inputs, predictions and targets side by side, or generate text (lm)");
+  sa->add_option("dir", e->dir, "run directory")->required();
+  sa->add_option("--count", e->count, "examples to show")->check(CLI::Range(1, 1000))->capture_default_str();
+  sa->add_option("--prompt", e->prompt, "lm: text to continue");
+  sa->add_option("--chars", e->chars, "lm: characters to generate")->check(CLI::Range(1, 100000))->capture_default_str();
+  sa->add_option("--temperature", e->temperature, "lm: 0 for greedy, else sample from softmax(logits / T)")->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  sa->add_option("--seed", e->seed, "seed for sampling")->check(kSeed)->capture_default_str();
+  commands.emplace_back(sa, [e] {
+    const train::Checkpoint ck = train::load_checkpoint(e->dir);
+    const auto task = tasks::make_task(ck.config.task);
+    if (task->info().name == "lm") {
+      const std::string text = train::generate_text(*ck.model, *task, e->prompt, e->chars, e->temperature, e->seed);
+      fmt::print("{}{}\n", e->prompt, text);
+      return 0;
+    }
+    for (const auto& x : train::show_examples(*ck.model, *task, e->count, train::eval_seed(ck.config.seed))) {
+      fmt::print("input      {}\nprediction {}\ntarget     {}   {}\n\n", x.input, x.prediction, x.target, x.correct ? "right" : "WRONG");
+    }
+    return 0;
+  });
+}
+
+}  // namespace seqgrad::cli

@@ -1,0 +1,222 @@
+#include "src/io/safetensors.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace seqgrad::io {
+
+namespace {
+
+std::size_t dtype_size(const std::string& dtype) {
+  if (dtype == "F32" || dtype == "I32") return 4;
+  if (dtype == "F64") return 8;
+  return 0;
+}
+
+template <class T>
+std::vector<std::uint8_t> to_bytes(const std::vector<T>& values) {
+  static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
+  std::vector<std::uint8_t> bytes(values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+template <class T>
+std::vector<T> from_bytes(const TensorData& t) {
+  std::vector<T> values(t.bytes.size() / sizeof(T));
+  if (!values.empty()) std::memcpy(values.data(), t.bytes.data(), t.bytes.size());
+  return values;
+}
+
+std::int64_t count(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+}  // namespace
+
+void SafeTensors::add(const std::string& name, TensorData t) {
+  if (name.empty() || name == "__metadata__") throw std::invalid_argument("safetensors: bad tensor name '" + name + "'");
+  if (static_cast<std::size_t>(count(t.shape)) * dtype_size(t.dtype) != t.bytes.size()) {
+    throw std::invalid_argument("safetensors: tensor '" + name + "' has data that does not fit its shape");
+  }
+  tensors_[name] = std::move(t);
+}
+
+void SafeTensors::add_f32(const std::string& name, std::vector<std::int64_t> shape, const std::vector<float>& v) {
+  add(name, {"F32", std::move(shape), to_bytes(v)});
+}
+void SafeTensors::add_f64(const std::string& name, std::vector<std::int64_t> shape, const std::vector<double>& v) {
+  add(name, {"F64", std::move(shape), to_bytes(v)});
+}
+void SafeTensors::add_i32(const std::string& name, std::vector<std::int64_t> shape, const std::vector<int>& v) {
+  add(name, {"I32", std::move(shape), to_bytes(v)});
+}
+
+const TensorData& SafeTensors::at(const std::string& name) const {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end()) throw std::runtime_error("safetensors: no tensor named '" + name + "'");
+  return it->second;
+}
+
+std::vector<float> SafeTensors::f32(const std::string& name) const {
+  const TensorData& t = at(name);
+  if (t.dtype != "F32") throw std::runtime_error("safetensors: tensor '" + name + "' is " + t.dtype + ", expected F32");
+  return from_bytes<float>(t);
+}
+std::vector<double> SafeTensors::f64(const std::string& name) const {
+  const TensorData& t = at(name);
+  if (t.dtype != "F64") throw std::runtime_error("safetensors: tensor '" + name + "' is " + t.dtype + ", expected F64");
+  return from_bytes<double>(t);
+}
+std::vector<int> SafeTensors::i32(const std::string& name) const {
+  const TensorData& t = at(name);
+  if (t.dtype != "I32") throw std::runtime_error("safetensors: tensor '" + name + "' is " + t.dtype + ", expected I32");
+  return from_bytes<int>(t);
+}
+
+std::string checksum(const std::uint8_t* data, std::size_t size) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (std::size_t i = 0; i < size; ++i) {
+    h ^= data[i];
+    h *= 0x100000001b3ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+void write_safetensors(const std::string& path, const SafeTensors& file) {
+  // Data in name order (std::map), each tensor right after the previous one.
+  nlohmann::json header = nlohmann::json::object();
+  std::vector<std::uint8_t> data;
+  for (const auto& [name, t] : file.tensors()) {
+    const std::size_t begin = data.size();
+    data.insert(data.end(), t.bytes.begin(), t.bytes.end());
+    header[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
+  }
+  std::map<std::string, std::string> metadata = file.metadata;
+  metadata["checksum"] = checksum(data.data(), data.size());
+  header["__metadata__"] = metadata;
+  std::string text = header.dump();
+  while ((8 + text.size()) % 8 != 0) text += ' ';  // align the data to 8 bytes, as the format recommends
+  std::uint8_t length[8];
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(text.size()) >> (8 * i));
+
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  auto write_all = [&](const void* p, std::size_t n) {
+    const auto* bytes = static_cast<const std::uint8_t*>(p);
+    while (n > 0) {
+      const ssize_t w = ::write(fd, bytes, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        const std::string why = std::strerror(errno);
+        ::close(fd);
+        std::remove(tmp.c_str());
+        throw std::runtime_error("cannot write " + tmp + ": " + why);
+      }
+      bytes += w;
+      n -= static_cast<std::size_t>(w);
+    }
+  };
+  write_all(length, 8);
+  write_all(text.data(), text.size());
+  write_all(data.data(), data.size());
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot sync " + tmp + ": " + std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
+  }
+}
+
+SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std::string& name) {
+  auto fail = [&](const std::string& what) -> void { throw std::runtime_error(name + ": " + what); };
+  if (bytes.size() < 8) fail("too short to be a safetensors file (" + std::to_string(bytes.size()) + " bytes)");
+  std::uint64_t header_len = 0;
+  for (int i = 0; i < 8; ++i) header_len |= static_cast<std::uint64_t>(bytes[static_cast<std::size_t>(i)]) << (8 * i);
+  if (header_len > bytes.size() - 8) {
+    fail("the header length " + std::to_string(header_len) + " runs past the end of the file (" + std::to_string(bytes.size()) + " bytes)");
+  }
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(header_len));
+  } catch (const nlohmann::json::exception&) {
+    fail("the header is not valid JSON");
+  }
+  if (!header.is_object()) fail("the header is not a JSON object");
+  const std::uint8_t* data = bytes.data() + 8 + header_len;
+  const std::size_t data_size = bytes.size() - 8 - header_len;
+
+  SafeTensors out;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  for (const auto& [key, entry] : header.items()) {
+    if (key == "__metadata__") {
+      if (!entry.is_object()) fail("__metadata__ is not an object");
+      for (const auto& [k, v] : entry.items()) {
+        if (!v.is_string()) fail("__metadata__ value '" + k + "' is not a string");
+        out.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets") ||
+        !entry["dtype"].is_string() || !entry["shape"].is_array() || !entry["data_offsets"].is_array() ||
+        entry["data_offsets"].size() != 2) {
+      fail("tensor '" + key + "' lacks a dtype, shape or data_offsets pair");
+    }
+    TensorData t;
+    t.dtype = entry["dtype"].get<std::string>();
+    if (dtype_size(t.dtype) == 0) fail("tensor '" + key + "' has unsupported dtype '" + t.dtype + "' (expected F32, F64 or I32)");
+    std::uint64_t n = 1;
+    for (const auto& d : entry["shape"]) {
+      if (!d.is_number_unsigned() || d.get<std::uint64_t>() > (1ULL << 32)) fail("tensor '" + key + "' has a bad shape");
+      t.shape.push_back(d.get<std::int64_t>());
+      n *= d.get<std::uint64_t>();
+      if (n > (1ULL << 40)) fail("tensor '" + key + "' has a bad shape");
+    }
+    const auto& off = entry["data_offsets"];
+    if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) fail("tensor '" + key + "' has bad data_offsets");
+    const auto begin = off[0].get<std::uint64_t>(), end = off[1].get<std::uint64_t>();
+    if (begin > end || end > data_size) fail("tensor '" + key + "' has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + ") outside the " + std::to_string(data_size) + " data bytes");
+    if (end - begin != n * dtype_size(t.dtype)) fail("tensor '" + key + "' has " + std::to_string(end - begin) + " bytes of data, but its dtype and shape need " + std::to_string(n * dtype_size(t.dtype)));
+    t.bytes.assign(data + begin, data + end);
+    ranges.emplace_back(begin, end);
+    out.tensors_[key] = std::move(t);
+  }
+  // The tensors must tile the data exactly: no overlap, no gap, nothing left over.
+  std::sort(ranges.begin(), ranges.end());
+  std::uint64_t at = 0;
+  for (const auto& [begin, end] : ranges) {
+    if (begin != at) fail(begin < at ? "two tensors' data overlap" : "the data has a gap between tensors");
+    at = end;
+  }
+  if (at != data_size) fail("the data has " + std::to_string(data_size - at) + " bytes that belong to no tensor");
+  if (auto it = out.metadata.find("checksum"); it != out.metadata.end()) {
+    if (checksum(data, data_size) != it->second) fail("the data does not match its checksum (the file is damaged)");
+    out.metadata.erase(it);
+  }
+  return out;
+}
+
+SafeTensors read_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_safetensors(bytes, path);
+}
+
+}  // namespace seqgrad::io

@@ -1,0 +1,141 @@
+#include "src/nn/model.h"
+
+#include <stdexcept>
+
+#include "src/nn/recurrent.h"
+#include "src/nn/transformer.h"
+
+namespace seqgrad::nn {
+
+namespace {
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
+bool one_of(const std::string& v, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (v == n) return true;
+  return false;
+}
+}  // namespace
+
+void ModelConfig::validate() const {
+  if (!one_of(kind, {"rnn", "lstm", "gru", "transformer"})) bad("unknown model '" + kind + "'; expected rnn, lstm, gru or transformer");
+  if ((vocab > 0) == (features > 0)) bad("a model takes either tokens (vocab > 0) or features (features > 0)");
+  if (vocab < 0 || features < 0) bad("vocab and features must not be negative");
+  if (out_dim <= 0) bad("out_dim must be positive, got " + std::to_string(out_dim));
+  if (d_model <= 0) bad("d_model must be positive, got " + std::to_string(d_model));
+  if (layers <= 0) bad("layers must be positive, got " + std::to_string(layers));
+  if (max_len < 0) bad("max_len must not be negative");
+  if (!(dropout >= 0 && dropout < 1)) bad("dropout must be in [0, 1), got " + std::to_string(dropout));
+  if (!one_of(embed_init, {"auto", "uniform", "xavier", "orthogonal", "normal"})) {
+    bad("unknown embed init '" + embed_init + "'; expected auto, uniform, xavier, orthogonal or normal");
+  }
+  if (recurrent()) {
+    if (!one_of(init, {"uniform", "xavier", "orthogonal", "identity"})) {
+      bad("unknown init '" + init + "'; expected uniform, xavier, orthogonal or identity");
+    }
+    return;
+  }
+  if (heads <= 0) bad("heads must be positive, got " + std::to_string(heads));
+  if (d_model % heads != 0) {
+    bad("d_model " + std::to_string(d_model) + " is not divisible by heads " + std::to_string(heads));
+  }
+  if (ffn_mult <= 0) bad("ffn_mult must be positive, got " + std::to_string(ffn_mult));
+  if (!one_of(activation, {"relu", "gelu"})) bad("unknown activation '" + activation + "'; expected relu or gelu");
+  if (!one_of(pos, {"none", "sinusoidal", "learned", "rope"})) {
+    bad("unknown positional encoding '" + pos + "'; expected none, sinusoidal, learned or rope");
+  }
+  if (pos == "learned" && max_len <= 0) bad("a learned positional encoding needs max_len > 0");
+  if (pos == "rope" && (d_model / heads) % 2 != 0) {
+    bad("rope needs an even head width, got d_model / heads = " + std::to_string(d_model / heads));
+  }
+  if (pos == "sinusoidal" && d_model % 2 != 0) bad("a sinusoidal encoding needs an even d_model, got " + std::to_string(d_model));
+}
+
+void to_json(nlohmann::json& j, const ModelConfig& c) {
+  j = {{"kind", c.kind},         {"vocab", c.vocab},         {"features", c.features},     {"out_dim", c.out_dim},
+       {"d_model", c.d_model},   {"layers", c.layers},       {"init", c.init},             {"embed_init", c.embed_init},
+       {"heads", c.heads},       {"ffn_mult", c.ffn_mult},   {"ffn", c.ffn},               {"activation", c.activation},
+       {"pos", c.pos},           {"pre_ln", c.pre_ln},       {"causal", c.causal},         {"scale_attention", c.scale_attention},
+       {"max_len", c.max_len},   {"dropout", c.dropout}};
+}
+
+void from_json(const nlohmann::json& j, ModelConfig& c) {
+  c.kind = j.at("kind").get<std::string>();
+  c.vocab = j.at("vocab").get<int>();
+  c.features = j.at("features").get<int>();
+  c.out_dim = j.at("out_dim").get<int>();
+  c.d_model = j.at("d_model").get<int>();
+  c.layers = j.at("layers").get<int>();
+  c.init = j.at("init").get<std::string>();
+  c.embed_init = j.at("embed_init").get<std::string>();
+  c.heads = j.at("heads").get<int>();
+  c.ffn_mult = j.at("ffn_mult").get<int>();
+  c.ffn = j.at("ffn").get<bool>();
+  c.activation = j.at("activation").get<std::string>();
+  c.pos = j.at("pos").get<std::string>();
+  c.pre_ln = j.at("pre_ln").get<bool>();
+  c.causal = j.at("causal").get<bool>();
+  c.scale_attention = j.at("scale_attention").get<bool>();
+  c.max_len = j.at("max_len").get<int>();
+  c.dropout = j.at("dropout").get<double>();
+}
+
+InputLayer::InputLayer(const ModelConfig& config, int width, Init embed_init, ag::Rng& rng) : features_(config.features) {
+  if (config.vocab > 0) {
+    embed_ = std::make_unique<Embedding>(config.vocab, width, rng, embed_init);
+    add_module("embed", *embed_);
+  } else {
+    project_ = std::make_unique<Linear>(config.features, width, rng);
+    add_module("project", *project_);
+  }
+}
+
+ag::Tensor InputLayer::forward(const SequenceInput& in, bool split, std::vector<ag::Tensor>& positions) const {
+  // One x_t per position, built from column t of the batch, then stacked: the
+  // same values as the whole-batch path, but each x_t is a node of its own.
+  auto column = [&](int t) {
+    if (embed_) {
+      std::vector<int> ids(static_cast<std::size_t>(in.B));
+      for (int b = 0; b < in.B; ++b) ids[static_cast<std::size_t>(b)] = in.tokens[static_cast<std::size_t>(b * in.T + t)];
+      return embed_->forward(ids, {in.B});
+    }
+    std::vector<ag::Scalar> f(static_cast<std::size_t>(in.B * features_));
+    for (int b = 0; b < in.B; ++b)
+      for (int k = 0; k < features_; ++k)
+        f[static_cast<std::size_t>(b * features_ + k)] = in.features[static_cast<std::size_t>((b * in.T + t) * features_ + k)];
+    return project_->forward(ag::Tensor({in.B, features_}, std::move(f)));
+  };
+  if (split) {
+    positions.clear();
+    for (int t = 0; t < in.T; ++t) positions.push_back(column(t));
+    return ag::stack(positions, 1);
+  }
+  if (embed_) return embed_->forward(in.tokens, {in.B, in.T});
+  std::vector<ag::Scalar> f(in.features.begin(), in.features.end());
+  return project_->forward(ag::Tensor({in.B, in.T, features_}, std::move(f)));
+}
+
+void check_input(const ModelConfig& config, const SequenceInput& in) {
+  if (in.B <= 0 || in.T <= 0) bad("the batch is empty (B = " + std::to_string(in.B) + ", T = " + std::to_string(in.T) + ")");
+  if (config.max_len > 0 && in.T > config.max_len) {
+    bad("sequence length " + std::to_string(in.T) + " is beyond the " + std::to_string(config.max_len) +
+        " this model was built for");
+  }
+  if (config.vocab > 0) {
+    if (in.tokens.size() != static_cast<std::size_t>(in.B) * in.T) bad("the batch holds the wrong number of tokens");
+    for (int id : in.tokens) {
+      if (id < 0 || id >= config.vocab) {
+        bad("token id " + std::to_string(id) + " is outside the model's vocabulary [0, " + std::to_string(config.vocab) + ")");
+      }
+    }
+  } else if (in.features.size() != static_cast<std::size_t>(in.B) * in.T * config.features) {
+    bad("the batch holds the wrong number of features");
+  }
+}
+
+std::unique_ptr<SequenceModel> make_model(const ModelConfig& config, std::uint64_t seed) {
+  config.validate();
+  if (config.recurrent()) return std::make_unique<RecurrentModel>(config, seed);
+  return std::make_unique<Transformer>(config, seed);
+}
+
+}  // namespace seqgrad::nn

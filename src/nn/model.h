@@ -1,0 +1,99 @@
+// The one interface every sequence model offers, so that training, inspection,
+// labs and benchmarks take any of them: a batch of sequences in, logits out,
+// and, for looking inside, the input vectors x_t, the hidden states and the
+// attention weights.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "autograd/ops.h"
+#include "src/nn/layers.h"
+
+namespace seqgrad::nn {
+
+struct ModelConfig {
+  std::string kind = "transformer";  // rnn | lstm | gru | transformer
+  int vocab = 0;       // input token ids in [0, vocab); 0 when the input is real-valued
+  int features = 0;    // width of a real-valued input vector per step (the adding task); 0 for tokens
+  int out_dim = 0;     // logits per position (classes), or 1 for a regression
+  int d_model = 64;    // hidden size of a recurrent model, width of a Transformer
+  int layers = 2;
+  // Recurrent models
+  std::string init = "uniform";        // of the recurrent weights W_h: uniform | xavier | orthogonal | identity
+  std::string embed_init = "auto";     // of the input embedding: auto = normal (recurrent), xavier (Transformer)
+  // Transformer
+  int heads = 4;
+  int ffn_mult = 4;                    // the FFN is d_model -> ffn_mult * d_model -> d_model
+  bool ffn = true;                     // false: attention blocks with no FFN at all
+  std::string activation = "relu";     // relu | gelu
+  std::string pos = "sinusoidal";      // none | sinusoidal | learned | rope
+  bool pre_ln = false;                 // false: post-LN as in the paper
+  bool causal = true;                  // each position sees only itself and the past
+  bool scale_attention = true;         // divide scores by sqrt(d_k)
+  int max_len = 0;                     // longest sequence; needed by learned encodings and checked by all
+  double dropout = 0;
+
+  bool recurrent() const { return kind != "transformer"; }
+  // Throws std::invalid_argument with a message naming the first bad field.
+  void validate() const;
+};
+
+void to_json(nlohmann::json& j, const ModelConfig& c);
+void from_json(const nlohmann::json& j, ModelConfig& c);
+
+// A batch of B sequences of length T: token ids (B, T) or features (B, T, F).
+struct SequenceInput {
+  int B = 0, T = 0;
+  std::vector<int> tokens;
+  std::vector<float> features;
+};
+
+struct ForwardOptions {
+  bool training = false;         // dropout on
+  ag::Rng* rng = nullptr;        // for dropout; required when training with dropout > 0
+  bool split_positions = false;  // make each x_t its own graph node (for path lengths); slower
+};
+
+struct ForwardOutput {
+  ag::Tensor logits;                            // (B, T, out_dim)
+  ag::Tensor inputs;                            // (B, T, C): x_t, the input vector of every position
+  std::vector<ag::Tensor> positions;            // with split_positions: x_t for each t, (B, C)
+  std::vector<std::vector<ag::Tensor>> hidden;  // recurrent: hidden[layer][t], (B, H)
+  std::vector<ag::Tensor> attention;            // Transformer: attention[layer], (B, heads, T, T)
+};
+
+class SequenceModel : public Module {
+ public:
+  explicit SequenceModel(ModelConfig config) : config_(std::move(config)) {}
+  const ModelConfig& config() const { return config_; }
+  virtual ForwardOutput forward(const SequenceInput& input, const ForwardOptions& options = {}) const = 0;
+
+ protected:
+  ModelConfig config_;
+};
+
+// The input layer shared by every model: an Embedding for tokens, a Linear for features.
+class InputLayer : public Module {
+ public:
+  InputLayer(const ModelConfig& config, int width, Init embed_init, ag::Rng& rng);
+  // -> (B, T, C); with split, also each x_t as its own node in `positions`.
+  ag::Tensor forward(const SequenceInput& input, bool split, std::vector<ag::Tensor>& positions) const;
+
+ private:
+  std::unique_ptr<Embedding> embed_;
+  std::unique_ptr<Linear> project_;
+  int features_ = 0;
+};
+
+// Builds the model the config names, with parameters drawn from `seed`.
+std::unique_ptr<SequenceModel> make_model(const ModelConfig& config, std::uint64_t seed);
+
+// Checks an input against the config (ids in range, length within max_len).
+void check_input(const ModelConfig& config, const SequenceInput& input);
+
+}  // namespace seqgrad::nn

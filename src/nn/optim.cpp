@@ -1,0 +1,123 @@
+#include "src/nn/optim.h"
+
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+
+namespace seqgrad::nn {
+
+void OptimizerConfig::validate() const {
+  if (kind != "sgd" && kind != "adam" && kind != "adamw") {
+    throw std::invalid_argument("unknown optimizer '" + kind + "'; expected sgd, adam or adamw");
+  }
+  if (!(std::isfinite(lr) && lr > 0)) throw std::invalid_argument("the learning rate must be a finite positive number, got " + std::to_string(lr));
+  if (!(momentum >= 0 && momentum < 1)) throw std::invalid_argument("momentum must be in [0, 1)");
+  if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1)) throw std::invalid_argument("Adam's betas must be in [0, 1)");
+  if (!(eps > 0)) throw std::invalid_argument("Adam's eps must be positive");
+  if (!(weight_decay >= 0 && std::isfinite(weight_decay))) throw std::invalid_argument("weight decay must be >= 0");
+}
+
+Optimizer::Optimizer(std::vector<std::pair<std::string, ag::Tensor>> params, OptimizerConfig config)
+    : params_(std::move(params)), config_(std::move(config)) {
+  config_.validate();
+  for (auto& [name, p] : params_) {
+    m_.emplace_back(p.numel(), 0.0);
+    v_.emplace_back(config_.kind == "sgd" ? 0 : p.numel(), 0.0);
+  }
+}
+
+void Optimizer::step(double lr) {
+  ++t_;
+  const double b1 = config_.beta1, b2 = config_.beta2;
+  const double correction1 = 1 - std::pow(b1, static_cast<double>(t_));
+  const double correction2 = 1 - std::pow(b2, static_cast<double>(t_));
+  for (std::size_t k = 0; k < params_.size(); ++k) {
+    ag::Tensor& p = params_[k].second;
+    if (p.grad().empty()) continue;  // not reached by this loss
+    std::vector<ag::Scalar>& w = p.data();
+    const std::vector<ag::Scalar>& g = p.grad();
+    std::vector<double>& m = m_[k];
+    std::vector<double>& v = v_[k];
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      double grad = g[i];
+      if (config_.kind == "sgd") {
+        grad += config_.weight_decay * w[i];
+        m[i] = config_.momentum * m[i] + grad;
+        w[i] = static_cast<ag::Scalar>(w[i] - lr * m[i]);
+        continue;
+      }
+      if (config_.kind == "adam") grad += config_.weight_decay * w[i];
+      m[i] = b1 * m[i] + (1 - b1) * grad;
+      v[i] = b2 * v[i] + (1 - b2) * grad * grad;
+      double update = (m[i] / correction1) / (std::sqrt(v[i] / correction2) + config_.eps);
+      if (config_.kind == "adamw") update += config_.weight_decay * w[i];
+      w[i] = static_cast<ag::Scalar>(w[i] - lr * update);
+    }
+  }
+}
+
+std::vector<std::pair<std::string, std::vector<double>>> Optimizer::state() const {
+  std::vector<std::pair<std::string, std::vector<double>>> out;
+  for (std::size_t k = 0; k < params_.size(); ++k) {
+    const std::string& name = params_[k].first;
+    out.emplace_back((config_.kind == "sgd" ? "momentum." : "m.") + name, m_[k]);
+    if (config_.kind != "sgd") out.emplace_back("v." + name, v_[k]);
+  }
+  return out;
+}
+
+void Optimizer::load_state(const std::vector<std::pair<std::string, std::vector<double>>>& state, long steps) {
+  auto find = [&](const std::string& name) -> const std::vector<double>& {
+    for (const auto& [n, values] : state)
+      if (n == name) return values;
+    throw std::invalid_argument("optimizer state has no entry '" + name + "'");
+  };
+  for (std::size_t k = 0; k < params_.size(); ++k) {
+    const std::string& name = params_[k].first;
+    const std::vector<double>& m = find((config_.kind == "sgd" ? "momentum." : "m.") + name);
+    if (m.size() != m_[k].size()) throw std::invalid_argument("optimizer state for '" + name + "' has the wrong size");
+    m_[k].assign(m.begin(), m.end());
+    if (config_.kind != "sgd") {
+      const std::vector<double>& v = find("v." + name);
+      if (v.size() != v_[k].size()) throw std::invalid_argument("optimizer state for '" + name + "' has the wrong size");
+      v_[k].assign(v.begin(), v.end());
+    }
+  }
+  t_ = steps;
+}
+
+double clip_grad_norm(const std::vector<ag::Tensor>& params, double max_norm) {
+  double total = 0;
+  for (const ag::Tensor& p : params)
+    for (ag::Scalar g : p.grad()) total += static_cast<double>(g) * static_cast<double>(g);
+  const double norm = std::sqrt(total);
+  if (max_norm > 0 && norm > max_norm) {
+    const auto scale = static_cast<ag::Scalar>(max_norm / (norm + 1e-12));
+    for (ag::Tensor p : params)
+      for (ag::Scalar& g : p.grad()) g *= scale;
+  }
+  return norm;
+}
+
+double Schedule::lr(double base_lr, long step) const {
+  const double s = static_cast<double>(std::max(step, 1L));
+  if (kind == "constant") return base_lr;
+  if (kind == "warmup-rsqrt") {
+    const double w = std::max(warmup, 1);
+    return base_lr * std::min(s / w, std::sqrt(w / s));
+  }
+  // cosine
+  if (warmup > 0 && s <= warmup) return base_lr * s / warmup;
+  const double span = std::max(1, total - warmup);
+  const double progress = std::min(1.0, (s - warmup) / span);
+  return base_lr * 0.5 * (1 + std::cos(std::numbers::pi * progress));
+}
+
+void Schedule::validate() const {
+  if (kind != "constant" && kind != "warmup-rsqrt" && kind != "cosine") {
+    throw std::invalid_argument("unknown schedule '" + kind + "'; expected constant, warmup-rsqrt or cosine");
+  }
+  if (warmup < 0) throw std::invalid_argument("warmup must not be negative");
+}
+
+}  // namespace seqgrad::nn

@@ -1,0 +1,141 @@
+#include "src/nn/transformer.h"
+
+#include <cmath>
+
+namespace seqgrad::nn {
+
+MultiHeadAttention::MultiHeadAttention(const ModelConfig& c, ag::Rng& rng)
+    : heads_(c.heads),
+      causal_(c.causal),
+      scale_(c.scale_attention),
+      rope_(c.pos == "rope"),
+      w_q_(c.d_model, c.d_model, rng, Init::xavier),
+      w_k_(c.d_model, c.d_model, rng, Init::xavier),
+      w_v_(c.d_model, c.d_model, rng, Init::xavier),
+      w_o_(c.d_model, c.d_model, rng, Init::xavier) {
+  add_module("w_q", w_q_);
+  add_module("w_k", w_k_);
+  add_module("w_v", w_v_);
+  add_module("w_o", w_o_);
+}
+
+ag::Tensor MultiHeadAttention::forward(const ag::Tensor& x, ag::Tensor* weights) const {
+  // x: (B, T, C); q, k, v: (B, T, C), cut into heads of width D = C / heads along the last axis
+  const int T = x.size(1), C = x.size(2), D = C / heads_;
+  const ag::Tensor q = w_q_.forward(x), k = w_k_.forward(x), v = w_v_.forward(x);
+  const auto scale = static_cast<ag::Scalar>(scale_ ? 1 / std::sqrt(static_cast<double>(D)) : 1.0);
+  const std::vector<std::uint8_t> mask = causal_ ? ag::causal_mask(T) : std::vector<std::uint8_t>{};
+  std::vector<ag::Tensor> head_outputs, head_weights;
+  for (int h = 0; h < heads_; ++h) {
+    ag::Tensor qh = ag::slice(q, -1, h * D, (h + 1) * D);  // (B, T, D)
+    ag::Tensor kh = ag::slice(k, -1, h * D, (h + 1) * D);
+    ag::Tensor vh = ag::slice(v, -1, h * D, (h + 1) * D);
+    if (rope_) {
+      qh = ag::rotary(qh);
+      kh = ag::rotary(kh);
+    }
+    ag::Tensor scores = ag::matmul(qh, ag::transpose(kh)) * scale;  // (B, T, T): query i against key j
+    if (causal_) scores = ag::masked_fill(scores, mask, {T, T}, ag::Scalar(-1e9));
+    ag::Tensor w = ag::softmax(scores);                             // each row sums to 1
+    head_outputs.push_back(ag::matmul(w, vh));                      // (B, T, D)
+    head_weights.push_back(w);
+  }
+  if (weights) {
+    ag::NoGrad no_grad;  // a copy for looking at, not part of the graph
+    *weights = ag::stack(head_weights, 1);  // (B, heads, T, T)
+  }
+  return w_o_.forward(heads_ == 1 ? head_outputs[0] : ag::concat(head_outputs, -1));
+}
+
+FeedForward::FeedForward(const ModelConfig& c, ag::Rng& rng)
+    : gelu_(c.activation == "gelu"),
+      up_(c.d_model, c.ffn_mult * c.d_model, rng, Init::xavier),
+      down_(c.ffn_mult * c.d_model, c.d_model, rng, Init::xavier) {
+  add_module("up", up_);
+  add_module("down", down_);
+}
+
+ag::Tensor FeedForward::forward(const ag::Tensor& x) const {
+  ag::Tensor hidden = up_.forward(x);  // (B, T, ffn_mult * C)
+  return down_.forward(gelu_ ? ag::gelu(hidden) : ag::relu(hidden));
+}
+
+TransformerBlock::TransformerBlock(const ModelConfig& c, ag::Rng& rng)
+    : pre_ln_(c.pre_ln), dropout_(c.dropout), attn_(c, rng), ln1_(c.d_model), ln2_(c.d_model) {
+  add_module("attn", attn_);
+  add_module("ln1", ln1_);
+  if (c.ffn) {
+    ffn_ = std::make_unique<FeedForward>(c, rng);
+    add_module("ffn", *ffn_);
+  }
+  add_module("ln2", ln2_);
+}
+
+ag::Tensor TransformerBlock::forward(const ag::Tensor& x, ag::Tensor* weights, const ForwardOptions& options) const {
+  auto drop = [&](const ag::Tensor& t) {
+    return options.training && dropout_ > 0 ? ag::dropout(t, static_cast<ag::Scalar>(dropout_), *options.rng, true) : t;
+  };
+  ag::Tensor h = x;
+  if (pre_ln_) {
+    h = h + drop(attn_.forward(ln1_.forward(h), weights));
+    if (ffn_) h = h + drop(ffn_->forward(ln2_.forward(h)));
+    return h;
+  }
+  h = ln1_.forward(h + drop(attn_.forward(h, weights)));
+  if (ffn_) h = ln2_.forward(h + drop(ffn_->forward(h)));
+  return h;
+}
+
+ag::Tensor sinusoidal_encoding(int T, int C) {
+  std::vector<ag::Scalar> pe(static_cast<std::size_t>(T) * C);
+  for (int pos = 0; pos < T; ++pos) {
+    for (int i = 0; 2 * i < C; ++i) {
+      const double angle = pos / std::pow(10000.0, 2.0 * i / C);
+      pe[static_cast<std::size_t>(pos * C + 2 * i)] = static_cast<ag::Scalar>(std::sin(angle));
+      if (2 * i + 1 < C) pe[static_cast<std::size_t>(pos * C + 2 * i + 1)] = static_cast<ag::Scalar>(std::cos(angle));
+    }
+  }
+  return ag::Tensor({T, C}, std::move(pe));
+}
+
+Transformer::Transformer(const ModelConfig& c, std::uint64_t seed) : SequenceModel(c) {
+  ag::Rng rng(seed);
+  const Init embed_init = c.embed_init == "auto" ? Init::xavier : parse_init(c.embed_init);
+  input_ = std::make_unique<InputLayer>(c, c.d_model, embed_init, rng);
+  add_module("input", *input_);
+  if (c.pos == "learned") {
+    ag::Tensor table = init_matrix(c.max_len, c.d_model, Init::normal, rng);
+    for (auto& v : table.data()) v *= ag::Scalar(0.1);
+    pos_table_ = add_parameter("pos_embedding", table);
+  }
+  for (int l = 0; l < c.layers; ++l) {
+    blocks_.push_back(std::make_unique<TransformerBlock>(c, rng));
+    add_module("blocks." + std::to_string(l), *blocks_.back());
+  }
+  if (c.pre_ln) {
+    final_ln_ = std::make_unique<LayerNorm>(c.d_model);
+    add_module("final_ln", *final_ln_);
+  }
+  head_ = std::make_unique<Linear>(c.d_model, c.out_dim, rng, Init::xavier);
+  add_module("head", *head_);
+}
+
+ForwardOutput Transformer::forward(const SequenceInput& in, const ForwardOptions& options) const {
+  check_input(config_, in);
+  const int C = config_.d_model;
+  ForwardOutput out;
+  out.inputs = input_->forward(in, options.split_positions, out.positions);  // (B, T, C)
+  // Token embeddings are scaled by sqrt(d_model), as in the paper, so that the
+  // encoding added next neither drowns them nor is drowned by them.
+  ag::Tensor x = config_.vocab > 0 ? out.inputs * static_cast<ag::Scalar>(std::sqrt(static_cast<double>(C))) : out.inputs;
+  if (config_.pos == "sinusoidal") x = x + sinusoidal_encoding(in.T, C);
+  if (config_.pos == "learned") x = x + ag::slice(pos_table_, 0, 0, in.T);
+  if (options.training && config_.dropout > 0) x = ag::dropout(x, static_cast<ag::Scalar>(config_.dropout), *options.rng, true);
+  out.attention.resize(blocks_.size());
+  for (std::size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->forward(x, &out.attention[l], options);
+  if (final_ln_) x = final_ln_->forward(x);
+  out.logits = head_->forward(x);  // (B, T, out_dim)
+  return out;
+}
+
+}  // namespace seqgrad::nn

@@ -1,0 +1,70 @@
+// The Transformer of "Attention Is All You Need", decoder-only by default:
+// token embedding scaled by sqrt(d_model), a positional encoding, N blocks of
+// multi-head self-attention and a feed-forward network, each wrapped in a
+// residual connection and LayerNorm, and a Linear head.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "src/nn/model.h"
+
+namespace seqgrad::nn {
+
+// softmax(Q K^T / sqrt(d_k)) V for each of `heads` heads of width d_k = C / heads,
+// with separate projections W_q, W_k, W_v and W_o.
+class MultiHeadAttention : public Module {
+ public:
+  MultiHeadAttention(const ModelConfig& config, ag::Rng& rng);
+  // x: (B, T, C) -> (B, T, C); the weights of every head go to *weights, (B, heads, T, T).
+  ag::Tensor forward(const ag::Tensor& x, ag::Tensor* weights) const;
+
+ private:
+  int heads_;
+  bool causal_, scale_, rope_;
+  Linear w_q_, w_k_, w_v_, w_o_;
+};
+
+// x (B, T, C) -> act(x W_1 + b_1) W_2 + b_2, through a hidden width of ffn_mult * C.
+class FeedForward : public Module {
+ public:
+  FeedForward(const ModelConfig& config, ag::Rng& rng);
+  ag::Tensor forward(const ag::Tensor& x) const;
+
+ private:
+  bool gelu_;
+  Linear up_, down_;
+};
+
+// post-LN: x = LN(x + attn(x)); x = LN(x + ffn(x))    (the paper)
+// pre-LN:  x = x + attn(LN(x)); x = x + ffn(LN(x))
+class TransformerBlock : public Module {
+ public:
+  TransformerBlock(const ModelConfig& config, ag::Rng& rng);
+  ag::Tensor forward(const ag::Tensor& x, ag::Tensor* weights, const ForwardOptions& options) const;
+
+ private:
+  bool pre_ln_;
+  double dropout_;
+  MultiHeadAttention attn_;
+  LayerNorm ln1_, ln2_;
+  std::unique_ptr<FeedForward> ffn_;  // absent when the config leaves the FFN out
+};
+
+class Transformer : public SequenceModel {
+ public:
+  Transformer(const ModelConfig& config, std::uint64_t seed);
+  ForwardOutput forward(const SequenceInput& input, const ForwardOptions& options = {}) const override;
+
+ private:
+  std::unique_ptr<InputLayer> input_;
+  ag::Tensor pos_table_;  // learned encoding (max_len, C); empty otherwise
+  std::vector<std::unique_ptr<TransformerBlock>> blocks_;
+  std::unique_ptr<LayerNorm> final_ln_;  // pre-LN only
+  std::unique_ptr<Linear> head_;
+};
+
+// The paper's encoding, (T, C): PE(pos, 2i) = sin(pos / 10000^(2i/C)), PE(pos, 2i+1) = cos(...).
+ag::Tensor sinusoidal_encoding(int T, int C);
+
+}  // namespace seqgrad::nn

@@ -1,0 +1,59 @@
+// The adding problem (Hochreiter & Schmidhuber, 1997): len steps of two numbers,
+// a value drawn from U(0, 1) and a marker; exactly two markers are 1, one in
+// each half. The target, read at the last step, is the sum of the two marked values.
+#include <stdexcept>
+
+#include "src/tasks/registry.h"
+
+namespace seqgrad::tasks {
+
+namespace {
+
+class AddingTask : public Task {
+ public:
+  explicit AddingTask(int len) {
+    if (len < 2 || len > 4096) throw std::invalid_argument("--len for adding must be between 2 and 4096, got " + std::to_string(len));
+    info_.name = "adding";
+    info_.len = info_.seq_len = len;
+    info_.features = 2;
+    info_.out_dim = 1;
+    info_.regression = true;
+    info_.input = "per step (value from U(0,1), marker); one marker set in each half";
+    info_.target = "the sum of the two marked values";
+    info_.scored = "the last position (mean squared error)";
+    info_.chance_metric = "mse";
+    info_.chance = 1.0 / 6.0;  // always answering 1: the variance of a sum of two U(0,1), 2/12
+    info_.chance_text = "always answer 1, the mean: MSE = 2/12 = 0.167";
+  }
+  const TaskInfo& info() const override { return info_; }
+  Batch sample(int B, ag::Rng& rng) const override {
+    const int T = info_.seq_len;
+    Batch b;
+    b.B = B;
+    b.T = T;
+    b.features.assign(static_cast<std::size_t>(B * T * 2), 0.0f);
+    b.values.assign(static_cast<std::size_t>(B), 0.0f);
+    b.distance.assign(static_cast<std::size_t>(B * T), -1);
+    for (int s = 0; s < B; ++s) {
+      for (int t = 0; t < T; ++t) b.features[static_cast<std::size_t>((s * T + t) * 2)] = static_cast<float>(rng.uniform());
+      const int first = rng.randint(0, T / 2), second = rng.randint(T / 2, T);
+      double total = 0;
+      for (int t : {first, second}) {
+        b.features[static_cast<std::size_t>((s * T + t) * 2 + 1)] = 1.0f;
+        total += b.features[static_cast<std::size_t>((s * T + t) * 2)];
+      }
+      b.values[static_cast<std::size_t>(s)] = static_cast<float>(total);
+      b.distance[static_cast<std::size_t>(s * T + T - 1)] = T - 1 - first;
+    }
+    return b;
+  }
+
+ private:
+  TaskInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<Task> make_adding_task(int len) { return std::make_unique<AddingTask>(len ? len : 100); }
+
+}  // namespace seqgrad::tasks

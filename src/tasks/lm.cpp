@@ -1,0 +1,154 @@
+// Character-level language modelling: predict every next character of a text.
+// The first 90% of the text is for training, the last 10% is held out.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "src/tasks/registry.h"
+
+namespace seqgrad::tasks {
+
+namespace {
+
+// UTF-8 text to code points; throws on a malformed sequence or a NUL byte (a binary file).
+std::vector<char32_t> decode_utf8(const std::string& s, const std::string& what) {
+  std::vector<char32_t> out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == 0) throw std::invalid_argument(what + " looks binary (it holds a NUL byte at offset " + std::to_string(i) + ")");
+    const int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+    if (extra < 0 || i + static_cast<std::size_t>(extra) >= s.size() + (extra == 0 ? 1 : 0)) {
+      throw std::invalid_argument(what + " is not valid UTF-8 (bad byte at offset " + std::to_string(i) + ")");
+    }
+    char32_t cp = extra == 0 ? c : c & (0x3F >> extra);
+    for (int k = 1; k <= extra; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
+      if ((cc >> 6) != 0x2) throw std::invalid_argument(what + " is not valid UTF-8 (bad byte at offset " + std::to_string(i + static_cast<std::size_t>(k)) + ")");
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    out.push_back(cp);
+    i += static_cast<std::size_t>(extra) + 1;
+  }
+  return out;
+}
+
+std::string encode_utf8(char32_t cp) {
+  std::string s;
+  if (cp < 0x80) {
+    s += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    s += static_cast<char>(0xC0 | (cp >> 6));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    s += static_cast<char>(0xE0 | (cp >> 12));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    s += static_cast<char>(0xF0 | (cp >> 18));
+    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return s;
+}
+
+class LmTask : public Task {
+ public:
+  LmTask(int len, const std::string& path) {
+    if (len < 1 || len > 4096) throw std::invalid_argument("--len for lm must be between 1 and 4096, got " + std::to_string(len));
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::invalid_argument("cannot read the text file " + path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string raw = ss.str();
+    if (raw.empty()) throw std::invalid_argument("the text file " + path + " is empty");
+    const std::vector<char32_t> chars = decode_utf8(raw, "the text file " + path);
+    // Each split must hold at least a few windows of len + 1 characters.
+    const std::size_t need = static_cast<std::size_t>(len + 1) * 20;
+    if (chars.size() < need) {
+      throw std::invalid_argument("the text file " + path + " has " + std::to_string(chars.size()) + " characters, too few for --len " +
+                                  std::to_string(len) + " (at least " + std::to_string(need) + " are needed)");
+    }
+    std::map<char32_t, int> ids;
+    for (char32_t c : chars) ids.emplace(c, 0);
+    for (auto& [c, id] : ids) {
+      id = static_cast<int>(alphabet_.size());
+      alphabet_.push_back(c);
+    }
+    for (char32_t c : chars) text_.push_back(ids[c]);
+    split_ = text_.size() * 9 / 10;
+
+    // Chance: the entropy of the character frequencies (a model that ignores context).
+    std::vector<double> counts(alphabet_.size(), 0);
+    for (std::size_t i = 0; i < split_; ++i) counts[static_cast<std::size_t>(text_[i])] += 1;
+    double entropy = 0;
+    for (double n : counts)
+      if (n > 0) entropy -= n / static_cast<double>(split_) * std::log(n / static_cast<double>(split_));
+
+    info_.name = "lm";
+    info_.len = info_.seq_len = len;
+    info_.vocab = info_.out_dim = static_cast<int>(alphabet_.size());
+    info_.input = "len characters of " + path;
+    info_.target = "each next character";
+    info_.scored = "every position";
+    info_.chance_metric = "loss";
+    info_.chance = entropy;
+    info_.chance_text = "the unigram entropy of the text, in nats per character";
+  }
+
+  const TaskInfo& info() const override { return info_; }
+  std::string token_text(int id) const override { return encode_utf8(alphabet_.at(static_cast<std::size_t>(id))); }
+
+  std::vector<int> encode(const std::string& s) const override {
+    std::vector<int> out;
+    for (char32_t c : decode_utf8(s, "the prompt")) {
+      auto it = std::find(alphabet_.begin(), alphabet_.end(), c);
+      if (it == alphabet_.end()) throw std::invalid_argument("the prompt holds a character the text never uses: '" + encode_utf8(c) + "'");
+      out.push_back(static_cast<int>(it - alphabet_.begin()));
+    }
+    return out;
+  }
+
+  Batch sample(int B, ag::Rng& rng) const override { return windows(B, rng, 0, split_); }
+
+  std::vector<Batch> eval_batches(int count, int batch, std::uint64_t seed) const override {
+    ag::Rng rng(seed);
+    std::vector<Batch> out;
+    for (int done = 0; done < count; done += batch) out.push_back(windows(batch, rng, split_, text_.size()));
+    return out;
+  }
+
+ private:
+  // B windows of T + 1 characters from text_[begin, end): input the first T, target the last T.
+  Batch windows(int B, ag::Rng& rng, std::size_t begin, std::size_t end) const {
+    const int T = info_.seq_len;
+    Batch b{B, T, std::vector<int>(static_cast<std::size_t>(B * T)), {}, std::vector<int>(static_cast<std::size_t>(B * T)), {},
+            std::vector<int>(static_cast<std::size_t>(B * T), -1)};
+    const int starts = static_cast<int>(end - begin) - T;
+    for (int s = 0; s < B; ++s) {
+      const std::size_t at = begin + static_cast<std::size_t>(rng.randint(0, starts));
+      for (int t = 0; t < T; ++t) {
+        b.tokens[static_cast<std::size_t>(s * T + t)] = text_[at + static_cast<std::size_t>(t)];
+        b.targets[static_cast<std::size_t>(s * T + t)] = text_[at + static_cast<std::size_t>(t) + 1];
+      }
+    }
+    return b;
+  }
+
+  TaskInfo info_;
+  std::vector<char32_t> alphabet_;
+  std::vector<int> text_;
+  std::size_t split_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Task> make_lm_task(int len, const std::string& text_path) {
+  return std::make_unique<LmTask>(len ? len : 64, text_path.empty() ? data_dir() + "/toylang.txt" : text_path);
+}
+
+}  // namespace seqgrad::tasks

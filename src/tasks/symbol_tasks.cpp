@@ -1,0 +1,169 @@
+// Tasks on symbol sequences: copy, reverse, sort, recall and copy-memory.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "src/tasks/registry.h"
+
+namespace seqgrad::tasks {
+
+namespace {
+
+void check_len(const std::string& task, int len, int lo, int hi) {
+  if (len < lo || len > hi) {
+    throw std::invalid_argument("--len for " + task + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                                ", got " + std::to_string(len));
+  }
+}
+
+// copy, reverse, sort: symbols 1..10 and a separator 0 (vocabulary 11, as in the
+// Annotated Transformer's copy task). The sequence is x_1..x_L | y_1..y_L with y
+// the copy, the reverse or the sorted x; the model reads it shifted by one
+// (teacher forcing) and is scored on predicting y_1..y_L.
+class CopyTask : public Task {
+ public:
+  CopyTask(std::string variant, int L) : variant_(std::move(variant)) {
+    check_len(variant_, L, 1, 512);
+    info_.name = variant_;
+    info_.len = L;
+    info_.seq_len = 2 * L;
+    info_.vocab = info_.out_dim = 11;
+    info_.sequence_metric = true;
+    info_.input = "L random symbols from 1..10, the separator 0, then the answer so far (teacher forcing)";
+    info_.target = variant_ == "copy" ? "the L symbols again" : variant_ == "reverse" ? "the L symbols in reverse order" : "the L symbols sorted";
+    info_.scored = "the L answer positions (from the separator on)";
+    info_.chance_metric = "token_acc";
+    info_.chance = 0.1;
+    info_.chance_text = "one of 10 symbols at random";
+  }
+  const TaskInfo& info() const override { return info_; }
+  std::string token_text(int id) const override { return id == 0 ? "|" : std::to_string(id); }
+
+  Batch sample(int B, ag::Rng& rng) const override {
+    const int L = info_.len, T = info_.seq_len;
+    Batch b{B, T, std::vector<int>(static_cast<std::size_t>(B * T)), {}, std::vector<int>(static_cast<std::size_t>(B * T), kIgnore), {},
+            std::vector<int>(static_cast<std::size_t>(B * T), -1)};
+    std::vector<int> x(static_cast<std::size_t>(L)), y;
+    for (int s = 0; s < B; ++s) {
+      for (int& v : x) v = rng.randint(1, 11);
+      y = x;
+      if (variant_ == "reverse") std::reverse(y.begin(), y.end());
+      if (variant_ == "sort") std::sort(y.begin(), y.end());
+      // full sequence: x_1..x_L, 0, y_1..y_L; the input is all but its last token, the target all but its first
+      std::vector<int> full(x);
+      full.push_back(0);
+      full.insert(full.end(), y.begin(), y.end());
+      for (int t = 0; t < T; ++t) {
+        const auto i = static_cast<std::size_t>(s * T + t);
+        b.tokens[i] = full[static_cast<std::size_t>(t)];
+        if (t >= L) {
+          b.targets[i] = full[static_cast<std::size_t>(t + 1)];
+          const int k = t - L;  // predicting y_k (0-based), which sits at input position src
+          const int src = variant_ == "copy" ? k : variant_ == "reverse" ? L - 1 - k : -1;
+          b.distance[i] = src < 0 ? -1 : t - src;
+        }
+      }
+    }
+    return b;
+  }
+
+ private:
+  std::string variant_;
+  TaskInfo info_;
+};
+
+// recall: the chapter's "I grew up in Paris ... the language I speak is ___".
+// A key (one of 8 symbols A..H) at the start, len - 1 distractors (a..h), then a
+// query '?': the answer at the query is the key, len positions back.
+class RecallTask : public Task {
+ public:
+  static constexpr int kQuery = 0, kKeys = 8;  // ids: 0 query, 1..8 keys, 9..16 distractors
+  explicit RecallTask(int len) {
+    check_len("recall", len, 1, 4096);
+    info_.name = "recall";
+    info_.len = len;
+    info_.seq_len = len + 1;
+    info_.vocab = info_.out_dim = 1 + 2 * kKeys;
+    info_.input = "a key A..H, len - 1 distractors a..h, then the query '?'";
+    info_.target = "the key, at the query";
+    info_.scored = "the query position only (the last)";
+    info_.chance_metric = "token_acc";
+    info_.chance = 1.0 / kKeys;
+    info_.chance_text = "one of 8 keys at random";
+  }
+  const TaskInfo& info() const override { return info_; }
+  std::string token_text(int id) const override {
+    if (id == kQuery) return "?";
+    return std::string(1, static_cast<char>(id <= kKeys ? 'A' + id - 1 : 'a' + id - kKeys - 1));
+  }
+  Batch sample(int B, ag::Rng& rng) const override {
+    const int T = info_.seq_len;
+    Batch b{B, T, std::vector<int>(static_cast<std::size_t>(B * T)), {}, std::vector<int>(static_cast<std::size_t>(B * T), kIgnore), {},
+            std::vector<int>(static_cast<std::size_t>(B * T), -1)};
+    for (int s = 0; s < B; ++s) {
+      const auto row = static_cast<std::size_t>(s * T);
+      const int key = rng.randint(1, kKeys + 1);
+      b.tokens[row] = key;
+      for (int t = 1; t < T - 1; ++t) b.tokens[row + static_cast<std::size_t>(t)] = rng.randint(kKeys + 1, 2 * kKeys + 1);
+      b.tokens[row + static_cast<std::size_t>(T - 1)] = kQuery;
+      b.targets[row + static_cast<std::size_t>(T - 1)] = key;
+      b.distance[row + static_cast<std::size_t>(T - 1)] = T - 1;
+    }
+    return b;
+  }
+
+ private:
+  TaskInfo info_;
+};
+
+// copy-memory (Arjovsky, Shah & Bengio, 2016): 10 symbols from 1..8, len - 1
+// blanks (0), the delimiter 9, then 10 blanks; the target is blank everywhere
+// but the last 10 positions, which must reproduce the 10 symbols.
+class CopyMemoryTask : public Task {
+ public:
+  static constexpr int kSymbols = 10, kBlank = 0, kDelimiter = 9;
+  explicit CopyMemoryTask(int len) {
+    check_len("copy-memory", len, 1, 4096);
+    info_.name = "copy-memory";
+    info_.len = len;
+    info_.seq_len = len + 2 * kSymbols;
+    info_.vocab = info_.out_dim = 10;
+    info_.sequence_metric = true;
+    info_.input = "10 symbols from 1..8, len - 1 blanks, the delimiter ':', 10 blanks";
+    info_.target = "blanks, then the 10 symbols over the last 10 positions";
+    info_.scored = "every position";
+    info_.chance_metric = "loss";
+    info_.chance = kSymbols * std::log(8.0) / info_.seq_len;
+    info_.chance_text = "memoryless: blanks, then a uniform guess among 8 symbols: 10 ln 8 / (len + 20)";
+  }
+  const TaskInfo& info() const override { return info_; }
+  std::string token_text(int id) const override { return id == kBlank ? "-" : id == kDelimiter ? ":" : std::to_string(id); }
+  Batch sample(int B, ag::Rng& rng) const override {
+    const int T = info_.seq_len, len = info_.len;
+    Batch b{B, T, std::vector<int>(static_cast<std::size_t>(B * T), kBlank), {},
+            std::vector<int>(static_cast<std::size_t>(B * T), kBlank), {}, std::vector<int>(static_cast<std::size_t>(B * T), -1)};
+    for (int s = 0; s < B; ++s) {
+      const auto row = static_cast<std::size_t>(s * T);
+      for (int i = 0; i < kSymbols; ++i) {
+        const int sym = rng.randint(1, 9);
+        b.tokens[row + static_cast<std::size_t>(i)] = sym;
+        const int at = len + kSymbols + i;
+        b.targets[row + static_cast<std::size_t>(at)] = sym;
+        b.distance[row + static_cast<std::size_t>(at)] = at - i;
+      }
+      b.tokens[row + static_cast<std::size_t>(len + kSymbols - 1)] = kDelimiter;
+    }
+    return b;
+  }
+
+ private:
+  TaskInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<Task> make_copy_task(const std::string& variant, int len) { return std::make_unique<CopyTask>(variant, len ? len : 10); }
+std::unique_ptr<Task> make_recall_task(int len) { return std::make_unique<RecallTask>(len ? len : 64); }
+std::unique_ptr<Task> make_copy_memory_task(int len) { return std::make_unique<CopyMemoryTask>(len ? len : 100); }
+
+}  // namespace seqgrad::tasks

@@ -1,0 +1,40 @@
+#include <stdexcept>
+
+#include "src/tasks/registry.h"
+
+namespace seqgrad::tasks {
+
+std::string Task::token_text(int id) const { return std::to_string(id); }
+
+std::vector<int> Task::encode(const std::string&) const {
+  throw std::invalid_argument("the " + info().name + " task does not encode text");
+}
+
+std::vector<Batch> Task::eval_batches(int count, int batch, std::uint64_t seed) const {
+  ag::Rng rng(seed);
+  std::vector<Batch> out;
+  for (int done = 0; done < count; done += batch) out.push_back(sample(batch, rng));
+  return out;
+}
+
+std::vector<std::string> task_names() { return {"copy", "reverse", "sort", "recall", "adding", "copy-memory", "lm"}; }
+
+std::unique_ptr<Task> make_task(const TaskOptions& o) {
+  if (o.len < 0) throw std::invalid_argument("--len must be positive, got " + std::to_string(o.len));
+  if (!o.text_path.empty() && o.name != "lm") throw std::invalid_argument("--text is only for the lm task");
+  if (o.name == "copy" || o.name == "reverse" || o.name == "sort") return make_copy_task(o.name, o.len);
+  if (o.name == "recall") return make_recall_task(o.len);
+  if (o.name == "copy-memory") return make_copy_memory_task(o.len);
+  if (o.name == "adding") return make_adding_task(o.len);
+  if (o.name == "lm") return make_lm_task(o.len, o.text_path);
+  std::string names;
+  for (const auto& n : task_names()) names += (names.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown task '" + o.name + "'; expected one of " + names);
+}
+
+std::string data_dir() {
+  if (const char* env = std::getenv("SEQGRAD_DATA"); env && *env) return env;
+  return SEQGRAD_SOURCE_DATA_DIR;
+}
+
+}  // namespace seqgrad::tasks

@@ -1,0 +1,70 @@
+#include "src/train/config.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace seqgrad::train {
+
+void TrainConfig::validate() const {
+  if (steps < 0) throw std::invalid_argument("--steps must not be negative, got " + std::to_string(steps));
+  if (batch <= 0) throw std::invalid_argument("--batch must be positive, got " + std::to_string(batch));
+  if (eval_size <= 0) throw std::invalid_argument("--eval-size must be positive, got " + std::to_string(eval_size));
+  if (!(clip >= 0 && std::isfinite(clip))) throw std::invalid_argument("--clip must be a finite number >= 0");
+  if (checkpoint_every < 0) throw std::invalid_argument("--checkpoint-every must not be negative");
+  optim.validate();
+  schedule.validate();
+  model.validate();
+}
+
+void to_json(nlohmann::json& j, const TrainConfig& c) {
+  j = {{"model", c.model},
+       {"task", {{"name", c.task.name}, {"len", c.task.len}, {"text", c.task.text_path}}},
+       {"optim",
+        {{"kind", c.optim.kind},
+         {"lr", c.optim.lr},
+         {"momentum", c.optim.momentum},
+         {"beta1", c.optim.beta1},
+         {"beta2", c.optim.beta2},
+         {"eps", c.optim.eps},
+         {"weight_decay", c.optim.weight_decay}}},
+       {"schedule", {{"kind", c.schedule.kind}, {"warmup", c.schedule.warmup}, {"total", c.schedule.total}}},
+       {"clip", c.clip},
+       {"steps", c.steps},
+       {"batch", c.batch},
+       {"seed", c.seed},
+       {"eval_size", c.eval_size},
+       {"checkpoint_every", c.checkpoint_every}};
+}
+
+void from_json(const nlohmann::json& j, TrainConfig& c) {
+  c.model = j.at("model").get<nn::ModelConfig>();
+  const auto& t = j.at("task");
+  c.task = {t.at("name").get<std::string>(), t.at("len").get<int>(), t.at("text").get<std::string>()};
+  const auto& o = j.at("optim");
+  c.optim.kind = o.at("kind").get<std::string>();
+  c.optim.lr = o.at("lr").get<double>();
+  c.optim.momentum = o.at("momentum").get<double>();
+  c.optim.beta1 = o.at("beta1").get<double>();
+  c.optim.beta2 = o.at("beta2").get<double>();
+  c.optim.eps = o.at("eps").get<double>();
+  c.optim.weight_decay = o.at("weight_decay").get<double>();
+  const auto& s = j.at("schedule");
+  c.schedule = {s.at("kind").get<std::string>(), s.at("warmup").get<int>(), s.at("total").get<int>()};
+  c.clip = j.at("clip").get<double>();
+  c.steps = j.at("steps").get<int>();
+  c.batch = j.at("batch").get<int>();
+  c.seed = j.at("seed").get<std::uint64_t>();
+  c.eval_size = j.at("eval_size").get<int>();
+  c.checkpoint_every = j.at("checkpoint_every").get<int>();
+}
+
+void complete_from_task(TrainConfig& c, const tasks::TaskInfo& info) {
+  c.model.vocab = info.vocab;
+  c.model.features = info.features;
+  c.model.out_dim = info.out_dim;
+  c.task.len = info.len;
+  if (c.model.max_len == 0) c.model.max_len = info.seq_len;
+  c.schedule.total = c.steps;
+}
+
+}  // namespace seqgrad::train

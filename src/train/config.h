@@ -1,0 +1,38 @@
+// Everything that defines a training run. Saved in every checkpoint, so that a
+// run can be rebuilt and resumed from its directory alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "src/nn/model.h"
+#include "src/nn/optim.h"
+#include "src/tasks/task.h"
+
+namespace seqgrad::train {
+
+struct TrainConfig {
+  nn::ModelConfig model;       // vocab, features, out_dim and max_len are filled in from the task
+  tasks::TaskOptions task;
+  nn::OptimizerConfig optim;
+  nn::Schedule schedule;
+  double clip = 1.0;           // max global gradient norm; 0 turns clipping off
+  int steps = 1000;
+  int batch = 32;
+  std::uint64_t seed = 0;
+  int eval_size = 512;         // held-out sequences in the final evaluation
+  int checkpoint_every = 0;    // steps between checkpoints; 0: only at the end
+
+  void validate() const;       // throws std::invalid_argument naming the bad option
+};
+
+void to_json(nlohmann::json& j, const TrainConfig& c);
+void from_json(const nlohmann::json& j, TrainConfig& c);
+
+// The defaults that make each model learn: the Transformer with the paper's
+// warmup schedule, recurrent models with a constant rate. Fills what the task decides.
+void complete_from_task(TrainConfig& config, const tasks::TaskInfo& info);
+
+}  // namespace seqgrad::train

@@ -1,0 +1,50 @@
+#include "src/train/progress.h"
+
+#include <unistd.h>
+
+#include <fmt/core.h>
+#include <memory>
+
+namespace seqgrad::train {
+
+namespace {
+std::string clock_text(double s) {
+  if (!(s >= 0) || s > 1e7) return "--:--";
+  const long t = static_cast<long>(s + 0.5);
+  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{:02}:{:02}", t / 60, t % 60);
+}
+}  // namespace
+
+TrainObserver progress_printer(std::FILE* out, const std::string& label) {
+  const bool tty = ::isatty(::fileno(out)) != 0;
+  auto last_drawn = std::make_shared<double>(-1.0);
+  auto first = std::make_shared<long>(-1);
+  TrainObserver o;
+  o.on_step = [=](const StepLog& s, long total) {
+    if (*first < 0) *first = s.step - 1;
+    const long done = s.step - *first, remaining = total - s.step;
+    const double rate = s.elapsed > 0 ? static_cast<double>(done) / s.elapsed : 0;
+    const double eta = rate > 0 ? static_cast<double>(remaining) / rate : -1;
+    const bool last = s.step == total;
+    if (tty) {
+      if (!last && s.elapsed - *last_drawn < 0.1) return;  // redraw at most ten times a second
+      *last_drawn = s.elapsed;
+      constexpr int width = 24;
+      const int filled = total > 0 ? static_cast<int>(width * s.step / total) : width;
+      fmt::print(out, "\r{} [{}{}] {}/{} loss {:.4f} acc {:.3f} {:.1f} steps/s ETA {}\x1b[K{}", label, std::string(static_cast<std::size_t>(filled), '#'),
+                 std::string(static_cast<std::size_t>(width - filled), '.'), s.step, total, s.loss, s.accuracy, rate, clock_text(eta),
+                 last ? "\n" : "");
+    } else {
+      // About twenty lines per run, and the last step.
+      const long every = std::max(1L, total / 20);
+      if (s.step % every != 0 && !last) return;
+      fmt::print(out, "{} step {}/{} loss {:.4f} acc {:.3f} grad_norm {:.3g} lr {:.3g} {:.1f} steps/s ETA {}\n", label, s.step, total, s.loss,
+                 s.accuracy, s.grad_norm, s.lr, rate, clock_text(eta));
+    }
+    std::fflush(out);
+  };
+  o.on_message = [out](const std::string& m) { fmt::print(out, "{}\n", m); };
+  return o;
+}
+
+}  // namespace seqgrad::train

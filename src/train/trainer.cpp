@@ -1,0 +1,195 @@
+#include "src/train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "src/train/checkpoint.h"
+#include "src/train/loss.h"
+
+namespace seqgrad::train {
+
+namespace {
+
+// A generator for (seed, step, stream): the batch of step k, or its dropout masks.
+ag::Rng step_rng(std::uint64_t seed, long step, std::uint64_t stream) {
+  return ag::Rng(seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(step) * 0xBF58476D1CE4E5B9ULL + stream);
+}
+
+// The first parameter whose gradient holds a NaN or an infinity, or "".
+std::string first_non_finite(const nn::SequenceModel& model) {
+  for (const auto& [name, p] : model.named_parameters()) {
+    for (ag::Scalar g : p.grad())
+      if (!std::isfinite(g)) return name;
+    for (ag::Scalar v : p.data())
+      if (!std::isfinite(v)) return name;
+  }
+  return "";
+}
+
+// The log keeps one row per step; a resumed run keeps the rows up to its start.
+class CsvLog {
+ public:
+  CsvLog(const std::string& dir, long keep_until) {
+    if (dir.empty()) return;
+    path_ = (std::filesystem::path(dir) / "log.csv").string();
+    std::vector<std::string> kept;
+    if (keep_until > 0) {
+      std::ifstream in(path_);
+      std::string line;
+      std::getline(in, line);  // header
+      while (std::getline(in, line)) {
+        if (std::stol(line.substr(0, line.find(','))) > keep_until) break;
+        kept.push_back(line);
+      }
+    }
+    out_.open(path_, std::ios::trunc);
+    if (!out_) throw std::runtime_error("cannot write " + path_);
+    out_ << "step,loss,accuracy,grad_norm,lr,elapsed_s\n";
+    for (const auto& l : kept) out_ << l << "\n";
+  }
+  void add(const StepLog& s) {
+    if (!out_.is_open()) return;
+    out_ << s.step << ',' << s.loss << ',' << s.accuracy << ',' << s.grad_norm << ',' << s.lr << ',' << s.elapsed << '\n';
+  }
+  void flush() {
+    if (out_.is_open()) out_.flush();
+  }
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+};
+
+}  // namespace
+
+std::uint64_t eval_seed(std::uint64_t seed) { return seed ^ 0x5EED0FE7A1ULL; }
+
+EvalResult evaluate(const nn::SequenceModel& model, const tasks::Task& task, int eval_size, int batch, std::uint64_t seed) {
+  ag::NoGrad no_grad;
+  const tasks::TaskInfo& info = task.info();
+  EvalResult r;
+  double loss_sum = 0, squared = 0;
+  long scored = 0, correct = 0, seq_correct = 0;
+  std::vector<std::pair<int, bool>> by_distance;
+  for (const tasks::Batch& b : task.eval_batches(eval_size, batch, seed)) {
+    const BatchScore s = score_batch(model, info, b);
+    r.sequences += s.sequences;
+    scored += s.scored;
+    correct += s.correct;
+    seq_correct += s.sequences_correct;
+    squared += s.squared_error;
+    loss_sum += s.loss.item() * (info.regression ? s.sequences : s.scored);
+    by_distance.insert(by_distance.end(), s.by_distance.begin(), s.by_distance.end());
+  }
+  if (info.regression) {
+    r.mse = squared / static_cast<double>(r.sequences);
+    r.loss = *r.mse;
+    return r;
+  }
+  r.loss = scored ? loss_sum / static_cast<double>(scored) : 0;
+  r.token_acc = scored ? static_cast<double>(correct) / static_cast<double>(scored) : 0;
+  if (info.sequence_metric) r.seq_acc = static_cast<double>(seq_correct) / static_cast<double>(r.sequences);
+  // Buckets of distance [1, 1], [2, 3], [4, 7], ...: the far end is where recurrence struggles.
+  for (int lo = 1; lo <= (1 << 20); lo *= 2) {
+    DistanceBucket bucket{lo, 2 * lo - 1, 0, 0};
+    long right = 0;
+    for (const auto& [d, ok] : by_distance) {
+      if (d >= bucket.lo && d <= bucket.hi) {
+        ++bucket.count;
+        right += ok;
+      }
+    }
+    if (bucket.count) {
+      bucket.accuracy = static_cast<double>(right) / static_cast<double>(bucket.count);
+      r.by_distance.push_back(bucket);
+    }
+  }
+  return r;
+}
+
+TrainResult run_training(TrainConfig config, const RunOptions& options) {
+  TrainResult result;
+  std::unique_ptr<nn::SequenceModel> model;
+  std::unique_ptr<nn::Optimizer> optimizer;
+  std::string out_dir = options.out_dir;
+  if (!options.resume_dir.empty()) {
+    Checkpoint ck = load_checkpoint(options.resume_dir);
+    config = ck.config;
+    if (options.steps) config.steps = *options.steps;
+    config.schedule.total = config.steps;
+    if (config.steps < ck.step) {
+      throw std::invalid_argument("the run in " + options.resume_dir + " is at step " + std::to_string(ck.step) +
+                                  ", past the --steps " + std::to_string(config.steps) + " asked for");
+    }
+    model = std::move(ck.model);
+    optimizer = std::make_unique<nn::Optimizer>(model->named_parameters(), config.optim);
+    optimizer->load_state(ck.optimizer_state, ck.optimizer_steps);
+    result.start_step = ck.step;
+    if (out_dir.empty()) out_dir = options.resume_dir;
+  }
+  const std::unique_ptr<tasks::Task> task = tasks::make_task(config.task);
+  const tasks::TaskInfo& info = task->info();
+  if (!model) {
+    complete_from_task(config, info);
+    config.validate();
+    model = nn::make_model(config.model, config.seed);
+    optimizer = std::make_unique<nn::Optimizer>(model->named_parameters(), config.optim);
+  }
+  result.config = config;
+  result.params = model->num_parameters();
+  if (!out_dir.empty()) std::filesystem::create_directories(out_dir);
+  CsvLog log(out_dir, result.start_step);
+  const std::vector<ag::Tensor> params = model->parameters();
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  result.steps_done = result.start_step;
+  for (long step = result.start_step + 1; step <= config.steps; ++step) {
+    ag::Rng batch_rng = step_rng(config.seed, step, 0);
+    ag::Rng dropout_rng = step_rng(config.seed, step, 1);
+    const tasks::Batch batch = task->sample(config.batch, batch_rng);
+    model->zero_grad();
+    BatchScore s = score_batch(*model, info, batch, {true, &dropout_rng, false});
+    s.loss.backward();
+    const double grad_norm = nn::clip_grad_norm(params, config.clip);
+    const double loss = s.loss.item();
+    if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
+      const std::string where = first_non_finite(*model);
+      log.flush();
+      throw std::runtime_error("training diverged at step " + std::to_string(step) + ": the " +
+                               (std::isfinite(loss) ? "gradient" : "loss") + " is not finite" +
+                               (where.empty() ? "" : " (first in parameter '" + where + "')") +
+                               "; try a lower --lr or --clip 1" +
+                               (out_dir.empty() ? "" : "; the last good checkpoint in " + out_dir + " is kept"));
+    }
+    const double lr = config.schedule.lr(config.optim.lr, step);
+    optimizer->step(lr);
+    StepLog row{step, loss, s.scored ? static_cast<double>(s.correct) / static_cast<double>(s.scored) : 0, grad_norm, lr, seconds()};
+    result.log.push_back(row);
+    log.add(row);
+    result.steps_done = step;
+    if (options.observer.on_step) options.observer.on_step(row, config.steps);
+    const bool stopping = options.stop && options.stop->load();
+    if (!out_dir.empty() && ((config.checkpoint_every > 0 && step % config.checkpoint_every == 0) || stopping)) {
+      log.flush();
+      save_checkpoint(out_dir, config, *model, *optimizer, step);
+    }
+    if (stopping) {
+      result.interrupted = true;
+      break;
+    }
+  }
+  const long taken = result.steps_done - result.start_step;
+  result.seconds = seconds();
+  result.ms_per_step = taken > 0 ? 1000 * result.seconds / static_cast<double>(taken) : 0;
+  log.flush();
+  if (!out_dir.empty() && !result.interrupted) save_checkpoint(out_dir, config, *model, *optimizer, result.steps_done);
+  if (!result.interrupted) result.eval = evaluate(*model, *task, config.eval_size, config.batch, eval_seed(config.seed));
+  return result;
+}
+
+}  // namespace seqgrad::train

@@ -1,0 +1,74 @@
+// The training loop: draw a batch, forward, loss, backward, clip, step; log
+// every step, checkpoint, evaluate on held-out data at the end.
+//
+// Batch k of a run is drawn from a generator seeded by (seed, k) alone, so a
+// resumed run sees exactly the batches the uninterrupted one would have.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/train/config.h"
+
+namespace seqgrad::train {
+
+struct StepLog {
+  long step = 0;
+  double loss = 0;
+  double accuracy = 0;   // token accuracy on this batch's scored positions (0 for a regression)
+  double grad_norm = 0;  // global norm before clipping
+  double lr = 0;
+  double elapsed = 0;    // seconds since the run (or the resumed part) began
+};
+
+struct DistanceBucket {
+  int lo = 0, hi = 0;    // distances [lo, hi]
+  long count = 0;
+  double accuracy = 0;
+};
+
+struct EvalResult {
+  long sequences = 0;
+  double loss = 0;
+  std::optional<double> token_acc, seq_acc, mse;
+  std::vector<DistanceBucket> by_distance;  // accuracy of scored positions grouped by distance
+};
+
+struct TrainResult {
+  TrainConfig config;
+  std::size_t params = 0;
+  long start_step = 0;   // > 0 when resumed
+  long steps_done = 0;   // the last step taken
+  bool interrupted = false;
+  std::vector<StepLog> log;
+  EvalResult eval;
+  double seconds = 0;
+  double ms_per_step = 0;
+};
+
+// What the loop tells whoever is watching (a progress bar, a log printer).
+struct TrainObserver {
+  std::function<void(const StepLog&, long total_steps)> on_step;
+  std::function<void(const std::string&)> on_message;
+};
+
+struct RunOptions {
+  std::string out_dir;                      // where the log and checkpoint go; empty: nowhere
+  std::string resume_dir;                   // continue the run saved here (its config wins, but for steps)
+  std::optional<int> steps;                 // with resume: the new total step count
+  const std::atomic<bool>* stop = nullptr;  // set (by a signal handler) to finish the step, save and return
+  TrainObserver observer;
+};
+
+TrainResult run_training(TrainConfig config, const RunOptions& options);
+
+// Scores a model on the task's held-out set (eval_size sequences).
+EvalResult evaluate(const nn::SequenceModel& model, const tasks::Task& task, int eval_size, int batch, std::uint64_t seed);
+
+// The seed of the held-out set for a run seed: a different stream from training's.
+std::uint64_t eval_seed(std::uint64_t seed);
+
+}  // namespace seqgrad::train

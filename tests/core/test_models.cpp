@@ -1,0 +1,157 @@
+// Models: shapes, parameter names, what the interface exposes, and errors.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "src/nn/init.h"
+#include "src/nn/model.h"
+#include "src/nn/transformer.h"
+
+using namespace seqgrad::nn;
+
+namespace {
+ModelConfig config(const std::string& kind) {
+  ModelConfig c;
+  c.kind = kind;
+  c.vocab = 7;
+  c.out_dim = 7;
+  c.d_model = 8;
+  c.heads = 2;
+  c.layers = 2;
+  c.max_len = 16;
+  return c;
+}
+SequenceInput input(int B, int T) {
+  SequenceInput in{B, T, {}, {}};
+  for (int i = 0; i < B * T; ++i) in.tokens.push_back(i % 7);
+  return in;
+}
+}  // namespace
+
+TEST_CASE("every model maps (B, T) tokens to (B, T, out_dim) logits", "[models]") {
+  for (const char* kind : {"rnn", "lstm", "gru", "transformer"}) {
+    auto m = make_model(config(kind), 1);
+    const ForwardOutput out = m->forward(input(3, 5));
+    INFO(kind);
+    CHECK(out.logits.shape() == ag::Shape{3, 5, 7});
+    CHECK(out.inputs.shape() == ag::Shape{3, 5, 8});
+    if (std::string(kind) == "transformer") {
+      REQUIRE(out.attention.size() == 2);
+      CHECK(out.attention[0].shape() == ag::Shape{3, 2, 5, 5});
+      CHECK(out.hidden.empty());
+    } else {
+      REQUIRE(out.hidden.size() == 2);
+      CHECK(out.hidden[1].size() == 5);
+      CHECK(out.hidden[1][4].shape() == ag::Shape{3, 8});
+    }
+  }
+}
+
+TEST_CASE("parameter counts follow the architecture", "[models]") {
+  ModelConfig c = config("rnn");
+  c.layers = 1;
+  // embedding 7x8, W_x 8x8, W_h 8x8, b 8, head 8x7 + 7
+  CHECK(make_model(c, 0)->num_parameters() == 56 + 64 + 64 + 8 + 56 + 7);
+  c.kind = "lstm";
+  CHECK(make_model(c, 0)->num_parameters() == 56 + 4 * (64 + 64 + 8) + 63);
+  c.kind = "gru";
+  CHECK(make_model(c, 0)->num_parameters() == 56 + 3 * (64 + 64 + 16) + 63);
+  ModelConfig t = config("transformer");
+  t.layers = 1;
+  // embedding 56; attention 4 x (64 + 8); 2 LayerNorms 2 x 16; FFN 8x32+32 + 32x8+8; head 63
+  CHECK(make_model(t, 0)->num_parameters() == 56 + 4 * 72 + 32 + (256 + 32 + 256 + 8) + 63);
+  t.ffn = false;
+  CHECK(make_model(t, 0)->num_parameters() == 56 + 4 * 72 + 32 + 63);
+}
+
+TEST_CASE("parameter names are stable and dotted", "[models]") {
+  auto m = make_model(config("transformer"), 0);
+  std::vector<std::string> names;
+  for (const auto& [name, p] : m->named_parameters()) names.push_back(name);
+  CHECK(names.front() == "input.embed.weight");
+  CHECK(std::find(names.begin(), names.end(), "blocks.1.attn.w_q.weight") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "blocks.0.ffn.up.bias") != names.end());
+  CHECK(names.back() == "head.bias");
+  auto r = make_model(config("lstm"), 0);
+  CHECK(r->named_parameters()[2].first == "layers.0.W_h");
+}
+
+TEST_CASE("causal attention never looks ahead; weights rows sum to 1", "[models]") {
+  auto m = make_model(config("transformer"), 2);
+  const ForwardOutput out = m->forward(input(2, 6));
+  const ag::Tensor& w = out.attention[0];  // (2, 2, 6, 6)
+  for (int row = 0; row < 2 * 2 * 6; ++row) {
+    const int i = row % 6;
+    double total = 0;
+    for (int j = 0; j < 6; ++j) {
+      const double v = w.data()[static_cast<std::size_t>(row * 6 + j)];
+      total += v;
+      if (j > i) CHECK(v == 0);
+    }
+    CHECK(total == Approx(1).epsilon(1e-5));
+  }
+  // Changing a later token leaves earlier logits untouched.
+  SequenceInput a = input(1, 6), b = a;
+  b.tokens[5] = (b.tokens[5] + 1) % 7;
+  const ag::Tensor la = m->forward(a).logits, lb = m->forward(b).logits;
+  for (int k = 0; k < 5 * 7; ++k) CHECK(la.data()[static_cast<std::size_t>(k)] == lb.data()[static_cast<std::size_t>(k)]);
+}
+
+TEST_CASE("split positions give the same logits, with one node per x_t", "[models]") {
+  for (const char* kind : {"rnn", "transformer"}) {
+    auto m = make_model(config(kind), 4);
+    const ForwardOutput whole = m->forward(input(2, 5));
+    ForwardOptions o;
+    o.split_positions = true;
+    const ForwardOutput split = m->forward(input(2, 5), o);
+    CHECK(split.positions.size() == 5);
+    CHECK(split.positions[0].shape() == ag::Shape{2, 8});
+    for (std::size_t k = 0; k < whole.logits.numel(); ++k) CHECK(split.logits.data()[k] == Approx(whole.logits.data()[k]).margin(1e-6));
+  }
+}
+
+TEST_CASE("sinusoidal encoding: sin on even channels, cos on odd", "[models]") {
+  const ag::Tensor pe = sinusoidal_encoding(3, 4);
+  CHECK(pe.data()[0] == 0);
+  CHECK(pe.data()[1] == 1);
+  CHECK(pe.data()[4] == Approx(std::sin(1.0)));
+  CHECK(pe.data()[5] == Approx(std::cos(1.0)));
+  CHECK(pe.data()[6] == Approx(std::sin(1.0 / 100)));
+}
+
+TEST_CASE("orthogonal init is orthogonal; identity is the identity", "[models][init]") {
+  ag::Rng rng(5);
+  const ag::Tensor q = init_matrix(6, 6, Init::orthogonal, rng);
+  for (int i = 0; i < 6; ++i) {
+    for (int j = 0; j < 6; ++j) {
+      double dot = 0;
+      for (int k = 0; k < 6; ++k) dot += double(q.data()[static_cast<std::size_t>(i * 6 + k)]) * q.data()[static_cast<std::size_t>(j * 6 + k)];
+      CHECK(dot == Approx(i == j ? 1.0 : 0.0).margin(1e-5));
+    }
+  }
+  const ag::Tensor e = init_matrix(3, 3, Init::identity, rng);
+  CHECK(e.data() == std::vector<ag::Scalar>{1, 0, 0, 0, 1, 0, 0, 0, 1});
+  const ag::Tensor x = init_matrix(100, 50, Init::xavier, rng);
+  const double bound = std::sqrt(6.0 / 150);
+  CHECK(*std::max_element(x.data().begin(), x.data().end()) <= bound);
+  CHECK(*std::max_element(x.data().begin(), x.data().end()) > 0.9 * bound);
+}
+
+TEST_CASE("bad model configs and inputs are refused by name", "[models][errors]") {
+  ModelConfig c = config("transformer");
+  c.heads = 3;
+  CHECK_THROWS_WITH(make_model(c, 0), "d_model 8 is not divisible by heads 3");
+  c = config("cnn");
+  CHECK_THROWS_WITH(make_model(c, 0), "unknown model 'cnn'; expected rnn, lstm, gru or transformer");
+  c = config("transformer");
+  c.pos = "learned";
+  c.max_len = 0;
+  CHECK_THROWS_WITH(make_model(c, 0), "a learned positional encoding needs max_len > 0");
+  c = config("rnn");
+  c.d_model = 0;
+  CHECK_THROWS_WITH(make_model(c, 0), "d_model must be positive, got 0");
+  auto m = make_model(config("transformer"), 0);
+  CHECK_THROWS_WITH(m->forward(input(1, 17)), "sequence length 17 is beyond the 16 this model was built for");
+  SequenceInput bad = input(1, 3);
+  bad.tokens[1] = 9;
+  CHECK_THROWS_WITH(m->forward(bad), "token id 9 is outside the model's vocabulary [0, 7)");
+}

@@ -1,0 +1,83 @@
+// Optimisers, clipping and schedules against their formulas.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "src/nn/optim.h"
+
+using namespace seqgrad::nn;
+
+namespace {
+ag::Tensor param_with_grad(std::vector<ag::Scalar> w, std::vector<ag::Scalar> g) {
+  ag::Tensor p({static_cast<int>(w.size())}, w, true);
+  p.grad() = std::move(g);
+  return p;
+}
+}  // namespace
+
+TEST_CASE("SGD with momentum follows v = mu v + g, w -= lr v", "[optim]") {
+  ag::Tensor p = param_with_grad({1, 2}, {0.5, -1});
+  OptimizerConfig c;
+  c.kind = "sgd";
+  c.momentum = 0.9;
+  Optimizer opt({{"p", p}}, c);
+  opt.step(0.1);
+  CHECK(p.data()[0] == Approx(1 - 0.1 * 0.5));
+  opt.step(0.1);  // v = 0.9 * 0.5 + 0.5 = 0.95
+  CHECK(p.data()[0] == Approx(1 - 0.05 - 0.095));
+}
+
+TEST_CASE("Adam's first step moves every weight by lr, whatever the gradient's size", "[optim]") {
+  ag::Tensor p = param_with_grad({1, 1, 1}, {1e-3, 10, -5});
+  Optimizer opt({{"p", p}}, OptimizerConfig{});
+  opt.step(0.01);
+  CHECK(p.data()[0] == Approx(0.99).epsilon(1e-6));
+  CHECK(p.data()[1] == Approx(0.99).epsilon(1e-6));
+  CHECK(p.data()[2] == Approx(1.01).epsilon(1e-6));
+}
+
+TEST_CASE("AdamW decays weights apart from the gradient", "[optim]") {
+  ag::Tensor p = param_with_grad({2}, {0});
+  OptimizerConfig c;
+  c.kind = "adamw";
+  c.weight_decay = 0.1;
+  Optimizer opt({{"p", p}}, c);
+  opt.step(0.5);
+  CHECK(p.data()[0] == Approx(2 - 0.5 * 0.1 * 2));
+}
+
+TEST_CASE("optimizer state round-trips, and resumes to the same weights", "[optim]") {
+  ag::Tensor a = param_with_grad({1, 2}, {0.3, -0.7}), b = param_with_grad({1, 2}, {0.3, -0.7});
+  Optimizer oa({{"p", a}}, OptimizerConfig{}), ob({{"p", b}}, OptimizerConfig{});
+  oa.step(0.01);
+  ob.load_state(oa.state(), oa.steps_taken());
+  b.data() = a.data();
+  oa.step(0.01);
+  ob.step(0.01);
+  CHECK(a.data() == b.data());
+  CHECK_THROWS_WITH(ob.load_state({}, 1), "optimizer state has no entry 'm.p'");
+}
+
+TEST_CASE("clipping scales the global norm down to the limit and reports the norm before", "[optim]") {
+  ag::Tensor p = param_with_grad({0, 0}, {3, 0}), q = param_with_grad({0}, {4});
+  CHECK(clip_grad_norm({p, q}, 1.0) == Approx(5));
+  CHECK(p.grad()[0] == Approx(0.6));
+  CHECK(q.grad()[0] == Approx(0.8));
+  CHECK(clip_grad_norm({p, q}, 0) == Approx(1));  // 0: measure only
+}
+
+TEST_CASE("schedules: constant, the paper's warmup then 1/sqrt(step), cosine", "[optim]") {
+  Schedule s{"warmup-rsqrt", 100, 1000};
+  CHECK(s.lr(1e-3, 1) == Approx(1e-5));
+  CHECK(s.lr(1e-3, 100) == Approx(1e-3));
+  CHECK(s.lr(1e-3, 400) == Approx(5e-4));
+  Schedule cos{"cosine", 10, 110};
+  CHECK(cos.lr(1, 5) == Approx(0.5));
+  CHECK(cos.lr(1, 60) == Approx(0.5));
+  CHECK(cos.lr(1, 110) == Approx(0).margin(1e-12));
+  CHECK(Schedule{}.lr(0.3, 77) == 0.3);
+  const Schedule linear{"linear", 0, 0};
+  CHECK_THROWS_WITH(linear.validate(), "unknown schedule 'linear'; expected constant, warmup-rsqrt or cosine");
+  OptimizerConfig bad;
+  bad.lr = std::nan("");
+  CHECK_THROWS_WITH(bad.validate(), Catch::StartsWith("the learning rate must be a finite positive number"));
+}

@@ -1,0 +1,172 @@
+// Each task's sequences, targets and chance figures, against their definitions.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "src/tasks/task.h"
+#include "src/tasks/toy_language.h"
+
+using namespace seqgrad::tasks;
+
+namespace {
+std::unique_ptr<Task> task(const std::string& name, int len = 0) { return make_task({name, len, ""}); }
+}  // namespace
+
+TEST_CASE("copy, reverse and sort: the answer follows the separator", "[tasks]") {
+  for (const char* name : {"copy", "reverse", "sort"}) {
+    auto t = task(name, 6);
+    CHECK(t->info().seq_len == 12);
+    CHECK(t->info().vocab == 11);
+    ag::Rng rng(1);
+    const Batch b = t->sample(4, rng);
+    for (int s = 0; s < 4; ++s) {
+      std::vector<int> x(b.tokens.begin() + s * 12, b.tokens.begin() + s * 12 + 6), y;
+      for (int v : x) CHECK((v >= 1 && v <= 10));
+      CHECK(b.tokens[static_cast<std::size_t>(s * 12 + 6)] == 0);  // the separator
+      for (int k = 0; k < 6; ++k) {
+        CHECK(b.targets[static_cast<std::size_t>(s * 12 + k)] == kIgnore);
+        y.push_back(b.targets[static_cast<std::size_t>(s * 12 + 6 + k)]);
+      }
+      // teacher forcing: the input after the separator is the answer shifted by one
+      for (int k = 0; k < 5; ++k) CHECK(b.tokens[static_cast<std::size_t>(s * 12 + 7 + k)] == y[static_cast<std::size_t>(k)]);
+      std::vector<int> want = x;
+      if (std::string(name) == "reverse") std::reverse(want.begin(), want.end());
+      if (std::string(name) == "sort") std::sort(want.begin(), want.end());
+      CHECK(y == want);
+    }
+  }
+}
+
+TEST_CASE("recall: the answer at the query is the key, len positions back", "[tasks]") {
+  auto t = task("recall", 30);
+  CHECK(t->info().seq_len == 31);
+  CHECK(t->info().chance == Approx(0.125));
+  ag::Rng rng(2);
+  const Batch b = t->sample(8, rng);
+  for (int s = 0; s < 8; ++s) {
+    const auto row = static_cast<std::size_t>(s * 31);
+    CHECK(b.tokens[row + 30] == 0);
+    CHECK(b.targets[row + 30] == b.tokens[row]);
+    CHECK(b.distance[row + 30] == 30);
+    for (int k = 1; k < 30; ++k) CHECK(b.tokens[row + static_cast<std::size_t>(k)] > 8);  // distractors, never a key
+    CHECK(std::count(b.targets.begin() + static_cast<long>(row), b.targets.begin() + static_cast<long>(row) + 31, kIgnore) == 30);
+  }
+  CHECK(t->token_text(1) == "A");
+  CHECK(t->token_text(9) == "a");
+  CHECK(t->token_text(0) == "?");
+}
+
+TEST_CASE("adding: two markers, one per half, and the target is their sum", "[tasks]") {
+  auto t = task("adding", 50);
+  CHECK(t->info().chance == Approx(0.1667).epsilon(1e-3));
+  ag::Rng rng(3);
+  const Batch b = t->sample(16, rng);
+  for (int s = 0; s < 16; ++s) {
+    double sum = 0;
+    int markers = 0, first = -1, second = -1;
+    for (int k = 0; k < 50; ++k) {
+      const float v = b.features[static_cast<std::size_t>((s * 50 + k) * 2)], m = b.features[static_cast<std::size_t>((s * 50 + k) * 2 + 1)];
+      CHECK((v >= 0 && v < 1));
+      if (m > 0) {
+        ++markers;
+        sum += v;
+        (first < 0 ? first : second) = k;
+      }
+    }
+    CHECK(markers == 2);
+    CHECK(first < 25);
+    CHECK(second >= 25);
+    CHECK(b.values[static_cast<std::size_t>(s)] == Approx(sum));
+  }
+}
+
+TEST_CASE("adding: the chance MSE of always answering 1 is 1/6", "[tasks]") {
+  auto t = task("adding", 20);
+  ag::Rng rng(4);
+  const Batch b = t->sample(20000, rng);
+  double mse = 0;
+  for (float v : b.values) mse += (v - 1.0) * (v - 1.0);
+  CHECK(mse / 20000 == Approx(t->info().chance).epsilon(0.03));
+}
+
+TEST_CASE("copy-memory: Arjovsky et al.'s layout and memoryless baseline", "[tasks]") {
+  auto t = task("copy-memory", 30);
+  const TaskInfo& info = t->info();
+  CHECK(info.seq_len == 50);
+  CHECK(info.chance == Approx(10 * std::log(8.0) / 50));
+  ag::Rng rng(5);
+  const Batch b = t->sample(2, rng);
+  for (int s = 0; s < 2; ++s) {
+    const auto row = static_cast<std::size_t>(s * 50);
+    CHECK(b.tokens[row + 39] == 9);  // the delimiter after T - 1 = 29 blanks
+    for (int k = 10; k < 39; ++k) CHECK(b.tokens[row + static_cast<std::size_t>(k)] == 0);
+    for (int k = 0; k < 10; ++k) {
+      CHECK(b.targets[row + 40 + static_cast<std::size_t>(k)] == b.tokens[row + static_cast<std::size_t>(k)]);
+      CHECK(b.targets[row + static_cast<std::size_t>(k)] == 0);
+    }
+  }
+}
+
+TEST_CASE("lm: windows of the shipped corpus, next characters as targets, entropy as chance", "[tasks]") {
+  auto t = task("lm", 32);
+  const TaskInfo& info = t->info();
+  CHECK(info.vocab > 20);
+  CHECK(info.vocab < 40);
+  CHECK(info.chance > 2.0);
+  CHECK(info.chance < std::log(static_cast<double>(info.vocab)));
+  ag::Rng rng(6);
+  const Batch b = t->sample(3, rng);
+  for (int s = 0; s < 3; ++s)
+    for (int k = 0; k + 1 < 32; ++k) CHECK(b.targets[static_cast<std::size_t>(s * 32 + k)] == b.tokens[static_cast<std::size_t>(s * 32 + k + 1)]);
+  const std::vector<int> ids = t->encode("the cat");
+  std::string back;
+  for (int id : ids) back += t->token_text(id);
+  CHECK(back == "the cat");
+}
+
+TEST_CASE("the shipped corpus is exactly what the generator writes", "[tasks]") {
+  std::ifstream in(std::string(SEQGRAD_SOURCE_DATA_DIR) + "/toylang.txt", std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  CHECK(ss.str() == generate_toy_language(kToyCorpusChars, kToyCorpusSeed));
+}
+
+TEST_CASE("the toy language makes each verb agree with its own subject", "[tasks]") {
+  const std::string text = generate_toy_language(20000, 9);
+  // "the cat that the dogs chase sleeps": the main verb after a relative clause
+  // takes the number of the first noun, not of the nearest one.
+  CHECK(text.find(" . ") != std::string::npos);
+  CHECK(text.find("cats sleeps") == std::string::npos);
+  CHECK(text.find("cat sleep ") == std::string::npos);
+  CHECK(text.find("dogs chases") == std::string::npos);
+}
+
+TEST_CASE("the same seed gives the same batch; eval batches are fixed", "[tasks]") {
+  auto t = task("copy", 5);
+  ag::Rng a(7), b(7);
+  CHECK(t->sample(4, a).tokens == t->sample(4, b).tokens);
+  CHECK(t->eval_batches(8, 4, 1)[1].tokens == t->eval_batches(8, 4, 1)[1].tokens);
+  CHECK(t->eval_batches(8, 4, 1)[0].tokens != t->eval_batches(8, 4, 2)[0].tokens);
+}
+
+TEST_CASE("tasks refuse bad names, lengths and texts with a clear message", "[tasks][errors]") {
+  CHECK_THROWS_WITH(task("frob"), "unknown task 'frob'; expected one of copy, reverse, sort, recall, adding, copy-memory, lm");
+  CHECK_THROWS_WITH(task("copy", -1), "--len must be positive, got -1");
+  CHECK_THROWS_WITH(task("copy", 10000), "--len for copy must be between 1 and 512, got 10000");
+  CHECK_THROWS_WITH(task("adding", 1), "--len for adding must be between 2 and 4096, got 1");
+  CHECK_THROWS_WITH(make_task({"lm", 8, "/nonexistent/file.txt"}), "cannot read the text file /nonexistent/file.txt");
+  CHECK_THROWS_WITH(make_task({"copy", 8, "x.txt"}), "--text is only for the lm task");
+  const std::string dir = "/tmp/seqgrad-task-test";
+  std::system(("mkdir -p " + dir).c_str());
+  auto write = [&](const std::string& name, const std::string& content) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << content;
+    return dir + "/" + name;
+  };
+  CHECK_THROWS_WITH(make_task({"lm", 8, write("empty.txt", "")}), Catch::EndsWith("is empty"));
+  CHECK_THROWS_WITH(make_task({"lm", 8, write("bin.txt", std::string("ab\0cd", 5))}), Catch::Contains("looks binary"));
+  CHECK_THROWS_WITH(make_task({"lm", 8, write("latin1.txt", "caf\xe9 au lait")}), Catch::Contains("is not valid UTF-8"));
+  CHECK_THROWS_WITH(make_task({"lm", 8, write("short.txt", "hello")}), Catch::Contains("too few for --len 8"));
+  auto korean = make_task({"lm", 4, write("ko.txt", std::string(200, ' ') + "개가 사람을 물었다")});
+  CHECK(korean->info().vocab == 9);  // a space and the 8 distinct syllables of 개가 사람을 물었다
+}
