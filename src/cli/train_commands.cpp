@@ -1,4 +1,5 @@
 // seqgrad train, seqgrad eval, seqgrad sample.
+#include <cmath>
 #include <csignal>
 #include <fmt/core.h>
 #include <iostream>
@@ -17,6 +18,21 @@ namespace seqgrad::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
+
+// CLI::PositiveNumber lets nan through and prints its range as 300 digits.
+const CLI::Validator kFinitePositive(
+    [](const std::string& s) {
+      double v = 0;
+      try {
+        std::size_t used = 0;
+        v = std::stod(s, &used);
+        if (used != s.size()) v = 0;
+      } catch (const std::exception&) {
+        v = 0;
+      }
+      return std::isfinite(v) && v > 0 ? std::string() : "must be a finite number > 0, got '" + s + "'";
+    },
+    "X > 0");
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
 std::string percent(const std::optional<double>& v) { return v ? fmt::format("{:.2f}%", 100 * *v) : "n/a"; }
@@ -136,7 +152,7 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       ->capture_default_str();
   t->add_option("--dropout", c.model.dropout, "dropout probability")->check(CLI::Range(0.0, 0.95))->capture_default_str();
   t->add_option("--optimizer", c.optim.kind, "sgd, adam or adamw")->check(CLI::IsMember({"sgd", "adam", "adamw"}))->capture_default_str();
-  t->add_option("--lr", c.optim.lr, "peak learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  t->add_option("--lr", c.optim.lr, "peak learning rate")->check(kFinitePositive)->capture_default_str();
   t->add_option("--momentum", c.optim.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))->capture_default_str();
   t->add_option("--weight-decay", c.optim.weight_decay, "weight decay")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   t->add_option("--clip", c.clip, "max global gradient norm (0: off)")->check(CLI::Range(0.0, 1e9))->capture_default_str();

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+
 #include "run_command.h"
 
 using test::run_seqgrad;
@@ -62,4 +64,64 @@ TEST_CASE("a file that cannot be written is a run-time failure, exit code 1", "[
   const auto r = run_seqgrad("graph --out /nonexistent-dir/g.dot");
   CHECK(r.exit_code == 1);
   CHECK(r.err == "seqgrad: cannot write /nonexistent-dir/g.dot\n");
+}
+
+TEST_CASE("seqgrad train --json prints the run's figures; eval and sample read the checkpoint", "[cli][train]") {
+  const std::string dir = "/tmp/seqgrad-cli-train";
+  std::system(("rm -rf " + dir).c_str());
+  const auto r = run_seqgrad("train --model gru --task recall --len 4 --d-model 16 --steps 30 --batch 8 --eval-size 64 --lr 0.01 --out " +
+                             dir + " --json --save-grads " + dir + "/grads.safetensors");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["model"] == "gru");
+  CHECK(j["task"] == "recall");
+  CHECK(j["len"] == 4);
+  CHECK(j["steps"] == 30);
+  CHECK(j["params"].get<int>() > 1000);
+  CHECK(j["eval_seq_acc"].is_null());
+  CHECK(j["eval_mse"].is_null());
+  CHECK(j["eval_token_acc"].get<double>() >= 0);
+  CHECK(j["ms_per_step"].get<double>() > 0);
+  CHECK(r.err.find("held-out (64 sequences)") != std::string::npos);  // the human view went to stderr
+
+  const auto ev = run_seqgrad("eval " + dir + " --json");
+  REQUIRE(ev.exit_code == 0);
+  CHECK(nlohmann::json::parse(ev.out)["eval_loss"] == j["eval_loss"]);
+
+  const auto sa = run_seqgrad("sample " + dir + " --count 2");
+  REQUIRE(sa.exit_code == 0);
+  CHECK(sa.out.find("input      ") != std::string::npos);
+  CHECK(sa.out.find(" ?\n") != std::string::npos);  // a recall input ends with the query
+  CHECK(sa.out.find("prediction") != std::string::npos);
+
+  std::ifstream grads(dir + "/grads.safetensors", std::ios::binary);
+  CHECK(grads.good());
+}
+
+TEST_CASE("seqgrad train and eval refuse wrong input with one line", "[cli][train][errors]") {
+  struct Case {
+    std::string args;
+    int code;
+    std::string says;
+  };
+  for (const Case& c : {Case{"train --model cnn", 2, "--model: cnn not in {rnn,lstm,gru,transformer}"},
+                        Case{"train --task frob", 2, "--task: frob not in"},
+                        Case{"train --steps -5", 2, "--steps"},
+                        Case{"train --batch 0", 2, "--batch"},
+                        Case{"train --heads 0", 2, "--heads"},
+                        Case{"train --lr 0", 2, "--lr"},
+                        Case{"train --lr nan", 2, "--lr"},
+                        Case{"train --lr abc", 2, "--lr"},
+                        Case{"train --d-model 10 --heads 4 --steps 1 --out /tmp/seqgrad-x", 2, "d_model 10 is not divisible by heads 4"},
+                        Case{"train --task lm --text /nonexistent.txt --out /tmp/seqgrad-x", 2, "cannot read the text file /nonexistent.txt"},
+                        Case{"train --task copy --text /etc/hostname --out /tmp/seqgrad-x", 2, "--text is only for the lm task"},
+                        Case{"eval /nonexistent/run", 1, "no run directory at /nonexistent/run"},
+                        Case{"eval", 2, "dir is required"},
+                        Case{"sample /tmp", 1, "/tmp holds no checkpoint"}}) {
+    INFO("seqgrad " << c.args);
+    const auto r = run_seqgrad(c.args);
+    CHECK(r.exit_code == c.code);
+    CHECK(r.err.find(c.says) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
 }
