@@ -7,6 +7,8 @@ PACKAGES := g++ cmake make libfmt-dev libcli11-dev catch2 nlohmann-json3-dev
 BUILD := build
 BUILD_ASAN := build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# Local builds are tuned for this CPU (-march=native); NATIVE=OFF gives a portable binary.
+NATIVE ?= ON
 CTEST_FLAGS := --output-on-failure -j $(JOBS)
 
 .PHONY: all deps build run test test-release test-asan format clean
@@ -29,7 +31,7 @@ deps:
 	fi
 
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_NATIVE=$(NATIVE)
 
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)

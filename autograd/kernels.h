@@ -1,7 +1,9 @@
 // The hot loops: plain functions over raw contiguous arrays, no graph, no
-// allocation. Every op's forward and backward that does real arithmetic on
+// allocation per call (after the first). Every op that does real arithmetic on
 // matrices calls into here, so speed work happens in one place.
 #pragma once
+
+#include <cstdint>
 
 #include "autograd/scalar.h"
 
@@ -13,5 +15,14 @@ void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N
 void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
 // c (M, N) += a @ b^T, where a is stored as (M, K) and b as (N, K)
 void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
+
+// The same three products as one plain triple loop each: the definition the
+// fast kernels are tested against.
+void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
+void matmul_tn_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
+void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
+
+// Multiply-adds done by the matmul kernels on this thread, times two (FLOPs).
+std::uint64_t& matmul_flops();
 
 }  // namespace ag::inline AG_PRECISION::kernels

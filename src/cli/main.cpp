@@ -3,10 +3,16 @@
 // run time, 2 a usage error, 130 a run stopped by a signal.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <malloc.h>
 
 #include "src/cli/commands.h"
 
 int main(int argc, char** argv) {
+  // A training step frees and reallocates the same large buffers over and over;
+  // keep freed memory in the process instead of returning it to the kernel and
+  // taking a page fault per page when it comes back.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
   CLI::App app{"seqgrad: why attention replaced recurrence, measured on a from-scratch autograd engine"};
   app.require_subcommand(1);
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("seqgrad: ") + e.what() + " (see seqgrad --help)\n"; });

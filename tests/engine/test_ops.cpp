@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "autograd/kernels.h"
 #include "autograd/ops.h"
 #include "test_util.h"
 
@@ -218,4 +219,28 @@ TEST_CASE("rotary encoding rotates pairs by position; dot products depend on dis
   CHECK(rotated_dot(0, 3) == Approx(rotated_dot(5, 8)).epsilon(1e-4));
   CHECK(rotated_dot(2, 2) == Approx(rotated_dot(7, 7)).epsilon(1e-4));
   CHECK_THROWS_WITH(ag::rotary(Tensor({2, 3}, std::vector<ag::Scalar>(6, 1))), "rotary: needs shape (..., T, D) with D even, got (2, 3)");
+}
+
+TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes", "[kernels]") {
+  namespace k = ag::kernels;
+  ag::Rng rng(9);
+  for (auto [M, K, N] : {std::tuple{1, 1, 1}, {3, 5, 7}, {4, 64, 32}, {5, 17, 33}, {9, 70, 65}, {64, 64, 256}}) {
+    const auto sz = [](int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); };
+    std::vector<ag::Scalar> a(sz(M, K)), b(sz(K, N)), at(sz(K, M)), bt(sz(N, K));
+    for (auto* v : {&a, &b, &at, &bt})
+      for (auto& x : *v) x = static_cast<ag::Scalar>(rng.normal());
+    auto compare = [&](auto fast, auto plain, const std::vector<ag::Scalar>& x, const std::vector<ag::Scalar>& y) {
+      std::vector<ag::Scalar> c1(sz(M, N), 1), c2(sz(M, N), 1);  // both accumulate onto ones
+      fast(x.data(), y.data(), c1.data(), M, K, N);
+      plain(x.data(), y.data(), c2.data(), M, K, N);
+      double worst = 0;
+      for (std::size_t i = 0; i < c1.size(); ++i) worst = std::max(worst, std::abs(double(c1[i]) - c2[i]));
+      return worst;
+    };
+    INFO(M << "x" << K << "x" << N);
+    const double tol = std::is_same_v<ag::Scalar, float> ? 1e-4 : 1e-12;
+    CHECK(compare(k::matmul_acc, k::matmul_acc_reference, a, b) < tol);
+    CHECK(compare(k::matmul_tn_acc, k::matmul_tn_acc_reference, at, b) < tol);
+    CHECK(compare(k::matmul_nt_acc, k::matmul_nt_acc_reference, a, bt) < tol);
+  }
 }
