@@ -53,7 +53,9 @@ class CsvLog {
   }
   void add(const StepLog& s) {
     if (!out_.is_open()) return;
-    out_ << s.step << ',' << s.loss << ',' << s.accuracy << ',' << s.grad_norm << ',' << s.lr << ',' << s.elapsed << '\n';
+    out_ << s.step << ',' << s.loss << ',';
+    if (s.accuracy) out_ << *s.accuracy;  // empty for a regression
+    out_ << ',' << s.grad_norm << ',' << s.lr << ',' << s.elapsed << '\n';
   }
   void flush() {
     if (out_.is_open()) out_.flush();
@@ -168,7 +170,8 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     }
     const double lr = config.schedule.lr(config.optim.lr, step);
     optimizer->step(lr);
-    StepLog row{step, loss, s.scored ? static_cast<double>(s.correct) / static_cast<double>(s.scored) : 0, grad_norm, lr, seconds()};
+    StepLog row{step, loss, std::nullopt, grad_norm, lr, seconds()};
+    if (!info.regression) row.accuracy = s.scored ? static_cast<double>(s.correct) / static_cast<double>(s.scored) : 0;
     result.log.push_back(row);
     log.add(row);
     result.steps_done = step;

@@ -18,7 +18,7 @@ namespace seqgrad::train {
 struct StepLog {
   long step = 0;
   double loss = 0;
-  double accuracy = 0;   // token accuracy on this batch's scored positions (0 for a regression)
+  std::optional<double> accuracy;  // token accuracy on this batch's scored positions; none for a regression
   double grad_norm = 0;  // global norm before clipping
   double lr = 0;
   double elapsed = 0;    // seconds since the run (or the resumed part) began
