@@ -63,6 +63,10 @@ struct ForwardOutput {
   ag::Tensor logits;                            // (B, T, out_dim)
   ag::Tensor inputs;                            // (B, T, C): x_t, the input vector of every position
   std::vector<ag::Tensor> positions;            // with split_positions: x_t for each t, (B, C)
+  // With split_positions, recurrent models: the output at each position t as a
+  // node of its own, (B, out_dim), so that a path to "the output at the last
+  // position" does not run through the other positions' outputs.
+  std::vector<ag::Tensor> outputs;
   std::vector<std::vector<ag::Tensor>> hidden;  // recurrent: hidden[layer][t], (B, H)
   std::vector<ag::Tensor> attention;            // Transformer: attention[layer], (B, heads, T, T)
 };

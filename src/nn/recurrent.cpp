@@ -105,7 +105,12 @@ ForwardOutput RecurrentModel::forward(const SequenceInput& in, const ForwardOpti
     }
     top.push_back(x);
   }
-  out.logits = head_->forward(ag::stack(top, 1));  // (B, T, H) -> (B, T, out_dim)
+  if (options.split_positions) {
+    for (const ag::Tensor& h : top) out.outputs.push_back(head_->forward(h));  // (B, H) -> (B, out_dim) each
+    out.logits = ag::stack(out.outputs, 1);
+  } else {
+    out.logits = head_->forward(ag::stack(top, 1));  // (B, T, H) -> (B, T, out_dim)
+  }
   return out;
 }
 

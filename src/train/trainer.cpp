@@ -150,6 +150,12 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   result.steps_done = result.start_step;
+  auto maybe_inspect = [&](long step) {
+    if (options.inspect && options.inspect_every > 0 && (step % options.inspect_every == 0 || step == config.steps)) {
+      options.inspect(step, *model);
+    }
+  };
+  maybe_inspect(result.start_step);
   for (long step = result.start_step + 1; step <= config.steps; ++step) {
     ag::Rng batch_rng = step_rng(config.seed, step, 0);
     ag::Rng dropout_rng = step_rng(config.seed, step, 1);
@@ -176,6 +182,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     log.add(row);
     result.steps_done = step;
     if (options.observer.on_step) options.observer.on_step(row, config.steps);
+    maybe_inspect(step);
     const bool stopping = options.stop && options.stop->load();
     if (!out_dir.empty() && ((config.checkpoint_every > 0 && step % config.checkpoint_every == 0) || stopping)) {
       log.flush();
@@ -192,6 +199,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   log.flush();
   if (!out_dir.empty() && !result.interrupted) save_checkpoint(out_dir, config, *model, *optimizer, result.steps_done);
   if (!result.interrupted) result.eval = evaluate(*model, *task, config.eval_size, config.batch, eval_seed(config.seed));
+  result.model = std::move(model);
   return result;
 }
 

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,7 @@ struct TrainResult {
   EvalResult eval;
   double seconds = 0;
   double ms_per_step = 0;
+  std::shared_ptr<nn::SequenceModel> model;  // as trained
 };
 
 // What the loop tells whoever is watching (a progress bar, a log printer).
@@ -61,6 +63,10 @@ struct RunOptions {
   std::optional<int> steps;                 // with resume: the new total step count
   const std::atomic<bool>* stop = nullptr;  // set (by a signal handler) to finish the step, save and return
   TrainObserver observer;
+  // Called before the first step, after every `inspect_every` steps and after the last, with the
+  // model as it is then (for a gradient heatmap over training); 0: never.
+  int inspect_every = 0;
+  std::function<void(long step, const nn::SequenceModel& model)> inspect;
 };
 
 TrainResult run_training(TrainConfig config, const RunOptions& options);

@@ -1,0 +1,340 @@
+// seqgrad grads, seqgrad paths, seqgrad attention, seqgrad compare.
+#include <filesystem>
+#include <fmt/core.h>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "src/cli/commands.h"
+#include "src/inspect/compare.h"
+#include "src/report/svg.h"
+#include "src/report/terminal.h"
+#include "src/train/checkpoint.h"
+#include "src/train/progress.h"
+
+namespace seqgrad::cli {
+
+namespace {
+
+const std::vector<std::string> kModels{"rnn", "lstm", "gru", "transformer"};
+
+// "rnn,lstm" -> {"rnn", "lstm"}
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+const CLI::Validator kModelList(
+    [](const std::string& s) {
+      const auto items = split_list(s);
+      if (items.empty()) return std::string("name at least one model");
+      for (const auto& m : items)
+        if (std::find(kModels.begin(), kModels.end(), m) == kModels.end())
+          return "unknown model '" + m + "'; expected a comma-separated list of rnn, lstm, gru, transformer";
+      return std::string();
+    },
+    "MODELS");
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+}
+
+// A fresh model of `kind` for a task, with the defaults `seqgrad train` uses.
+train::TrainConfig fresh_config(const std::string& kind, const tasks::TaskOptions& task_options, int d_model, const std::string& init,
+                                std::uint64_t seed) {
+  train::TrainConfig c;
+  c.model.kind = kind;
+  c.model.d_model = d_model;
+  c.model.layers = kind == "transformer" ? 2 : 1;
+  c.model.init = init;
+  c.task = task_options;
+  c.seed = seed;
+  c.schedule = {kind == "transformer" ? "warmup-rsqrt" : "constant", 100, 0};
+  return c;
+}
+
+struct GradsArgs {
+  std::string models = "rnn,lstm,transformer", checkpoint, csv, init = "uniform";
+  tasks::TaskOptions task{"recall", 64, ""};
+  int batch = 32, d_model = 64, every = 0, steps = 300;
+  std::uint64_t seed = 0;
+  bool json = false;
+};
+
+int run_grads(const GradsArgs& a) {
+  nlohmann::json out = {{"models", nlohmann::json::array()}};
+  std::vector<report::Series> series;
+  std::string csv = "model,distance,grad_norm_x\n";
+  std::vector<std::string> kinds = a.checkpoint.empty() ? split_list(a.models) : std::vector<std::string>{""};
+  for (const std::string& kind : kinds) {
+    std::shared_ptr<nn::SequenceModel> model;
+    train::TrainConfig c;
+    if (!a.checkpoint.empty()) {
+      train::Checkpoint ck = train::load_checkpoint(a.checkpoint);
+      c = ck.config;
+      model = std::move(ck.model);
+    } else {
+      c = fresh_config(kind, a.task, a.d_model, a.init, a.seed);
+      c.steps = a.steps;
+      c.batch = a.batch;
+    }
+    const auto task = tasks::make_task(c.task);
+    if (!a.checkpoint.empty()) {
+      out["task"] = task->info().name;
+      out["len"] = task->info().len;
+    } else {
+      train::complete_from_task(c, task->info());
+      c.validate();
+      out["task"] = task->info().name;
+      out["len"] = task->info().len;
+    }
+    const tasks::Batch probe = task->eval_batches(a.batch, a.batch, train::eval_seed(c.seed)).front();
+    nlohmann::json m;
+    if (a.every > 0) {
+      // The profile every K steps while training: a heatmap of step by position.
+      std::vector<long> steps;
+      std::vector<std::vector<double>> rows;
+      train::RunOptions o;
+      o.inspect_every = a.every;
+      o.inspect = [&](long step, const nn::SequenceModel& trained) {
+        steps.push_back(step);
+        rows.push_back(inspect::gradient_profile(trained, *task, probe).grad_norm_x);
+      };
+      o.observer = train::progress_printer(stderr, c.model.kind + " on " + task->info().name);
+      const train::TrainResult r = train::run_training(c, o);
+      model = r.model;
+      m["heatmap"] = {{"steps", steps}, {"grad_norm_x", rows}};
+      if (!a.json) {
+        std::vector<std::string> labels;
+        for (long s : steps) labels.push_back(fmt::format("step {}", s));
+        fmt::print("{}: |dL/dx_t| by training step (rows) and position t (columns, left = farthest)\n{}\n", c.model.kind,
+                   report::terminal_heatmap(rows, labels, true, report::use_colour()));
+      }
+    } else if (!model) {
+      model = nn::make_model(c.model, c.seed);
+    }
+    const inspect::GradProfile p = inspect::gradient_profile(*model, *task, probe);
+    m.update({{"model", c.model.kind}, {"task", task->info().name}, {"len", task->info().len}, {"distance", p.distance},
+              {"grad_norm_x", p.grad_norm_x}, {"decay", p.decay()}, {"loss", p.loss}});
+    if (c.model.recurrent()) m["grad_norm_h"] = p.grad_norm_h;
+    report::Series s{c.model.kind, {}, p.grad_norm_x};
+    for (std::size_t t = 0; t < p.distance.size(); ++t) {
+      s.x.push_back(p.distance[t]);
+      csv += fmt::format("{},{},{:.6g}\n", c.model.kind, p.distance[t], p.grad_norm_x[t]);
+    }
+    series.push_back(s);
+    if (c.model.kind == "rnn") {
+      for (const auto& ch : inspect::jacobian_chains(*model, probe, {0.5, 1.0, 1.5})) {
+        m["jacobian_chains"].push_back({{"label", ch.label}, {"spectral_radius", ch.spectral_radius}, {"norm", ch.norm}});
+      }
+    }
+    out["models"].push_back(m);
+  }
+  if (!a.csv.empty()) write_text(a.csv, csv);
+  if (a.json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  fmt::print("gradient of the loss at the last position with respect to each input x_t, {} (len {}), one batch of {}\n\n",
+             out["task"].get<std::string>(), out["len"].get<int>(), a.batch);
+  fmt::print("{}\n", report::terminal_log_chart(series, "distance to the loss position", "|dL/dx_t|"));
+  for (const auto& m : out["models"]) {
+    fmt::print("{:<12} nearest {:.3e}  farthest {:.3e}  farthest/nearest {:.3e}\n", m["model"].get<std::string>(),
+               m["grad_norm_x"].back().get<double>(), m["grad_norm_x"].front().get<double>(), m["decay"].get<double>());
+  }
+  for (const auto& m : out["models"]) {
+    if (!m.contains("jacobian_chains")) continue;
+    fmt::print("\nthe chain of the chapter (RNN): ||dh_T/dh_(T-k)|| = ||prod diag(1 - h^2) W_h^T||\n{:<14}{:>10}", "W_h", "radius");
+    const auto& first = m["jacobian_chains"][0]["norm"];
+    std::vector<std::size_t> ks;
+    for (std::size_t k = 1; k <= first.size(); k *= 2) ks.push_back(k);
+    if (ks.back() != first.size()) ks.push_back(first.size());
+    for (std::size_t k : ks) fmt::print("{:>10}", fmt::format("k={}", k));
+    fmt::print("\n");
+    for (const auto& ch : m["jacobian_chains"]) {
+      fmt::print("{:<14}{:>10.3f}", ch["label"].get<std::string>(), ch["spectral_radius"].get<double>());
+      for (std::size_t k : ks) fmt::print("{:>10.2e}", ch["norm"][k - 1].get<double>());
+      fmt::print("\n");
+    }
+  }
+  if (!a.csv.empty()) fmt::print("\nCSV written to {}\n", a.csv);
+  return 0;
+}
+
+struct PathsArgs {
+  std::string models = "rnn,lstm,transformer", lens = "8,16,32,64";
+  int layers = 0;
+  bool json = false;
+};
+
+int run_paths(const PathsArgs& a) {
+  std::vector<int> lens;
+  for (const auto& s : split_list(a.lens)) {
+    try {
+      std::size_t used = 0;
+      const int v = std::stoi(s, &used);
+      if (used != s.size() || v < 2 || v > 4096) throw std::invalid_argument(s);
+      lens.push_back(v);
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--lens: '" + s + "' is not a length between 2 and 4096");
+    }
+  }
+  if (lens.empty()) throw std::invalid_argument("--lens names no length");
+  const int max_len = *std::max_element(lens.begin(), lens.end());
+  nlohmann::json out = nlohmann::json::array();
+  if (!a.json) fmt::print("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", "model", "layers", "len", "path from x_0", "path from x_T-1", "sequential ops");
+  for (const std::string& kind : split_list(a.models)) {
+    nn::ModelConfig c;
+    c.kind = kind;
+    c.vocab = c.out_dim = 8;
+    c.d_model = 16;
+    c.heads = 2;
+    c.layers = a.layers ? a.layers : (kind == "transformer" ? 2 : 1);
+    c.max_len = max_len;
+    const auto model = nn::make_model(c, 0);
+    std::vector<inspect::PathReport> reports;
+    for (int len : lens) reports.push_back(inspect::measure_paths(*model, len));
+    for (const auto& r : reports) {
+      out.push_back({{"model", kind}, {"layers", c.layers}, {"len", r.len}, {"path_from", r.path_from}, {"path_from_first", r.max_path()},
+                     {"path_from_last", r.min_path()}, {"sequential_ops", r.sequential_ops}});
+      if (!a.json) fmt::print("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", kind, c.layers, r.len, r.max_path(), r.min_path(), r.sequential_ops);
+    }
+    if (!a.json && reports.size() >= 2) {
+      const auto& p = reports.front();
+      const auto& q = reports.back();
+      const double per_step = static_cast<double>(q.max_path() - p.max_path()) / (q.len - p.len);
+      fmt::print("{:<12} path grows by {:.2f} ops per step of distance; the paper's Table 1: {}\n\n", "", per_step,
+                 kind == "transformer" ? "self-attention O(1) path, O(1) sequential operations" : "recurrent O(n) path, O(n) sequential operations");
+    }
+  }
+  if (a.json) std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+struct AttentionArgs {
+  std::string dir, input, out;
+  bool json = false;
+};
+
+int run_attention(const AttentionArgs& a) {
+  const train::Checkpoint ck = train::load_checkpoint(a.dir);
+  const auto task = tasks::make_task(ck.config.task);
+  const inspect::AttentionMaps maps = inspect::attention_maps(*ck.model, *task, a.input, train::eval_seed(ck.config.seed));
+  const std::string out_dir = a.out.empty() ? a.dir + "/attention" : a.out;
+  std::filesystem::create_directories(out_dir);
+  nlohmann::json j = {{"tokens", maps.tokens}, {"weights", maps.weights}, {"files", nlohmann::json::array()}};
+  for (std::size_t l = 0; l < maps.weights.size(); ++l) {
+    for (std::size_t h = 0; h < maps.weights[l].size(); ++h) {
+      const std::string path = fmt::format("{}/layer{}-head{}.svg", out_dir, l, h);
+      report::Heatmap m{fmt::format("layer {}, head {}", l, h), "key", "query", "weight", maps.tokens, maps.tokens, maps.weights[l][h], false, 460, 420};
+      write_text(path, report::svg(m));
+      j["files"].push_back(path);
+      if (!a.json) {
+        fmt::print("layer {}, head {} (rows: queries, columns: keys)\n", l, h);
+        std::vector<std::string> labels = maps.tokens;
+        fmt::print("{}\n", report::terminal_heatmap(maps.weights[l][h], labels, false, report::use_colour()));
+      }
+    }
+  }
+  if (a.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::string input;
+    for (const auto& t : maps.tokens) input += (input.empty() ? "" : " ") + t;
+    fmt::print("input: {}\nSVG files: {}/layer*-head*.svg\n", input, out_dir);
+  }
+  return 0;
+}
+
+struct CompareArgs {
+  inspect::CompareConfig config;
+  std::string models = "rnn,lstm,transformer", out = "reports/compare";
+  bool json = false;
+};
+
+int run_compare_command(CompareArgs a) {
+  a.config.models = split_list(a.models);
+  // Path lengths up to the task's own sequence length.
+  const auto task = tasks::make_task(a.config.task);
+  const int T = task->info().seq_len;
+  a.config.path_lengths.clear();
+  for (int len = 8; len < T; len *= 2) a.config.path_lengths.push_back(len);
+  a.config.path_lengths.push_back(T);
+  const inspect::CompareResult r = inspect::run_compare(a.config, [](const std::string& model) { return train::progress_printer(stderr, model); });
+  const std::string report = inspect::write_report(r, a.out);
+  const nlohmann::json j = inspect::to_json(r);
+  std::FILE* human = a.json ? stderr : stdout;
+  fmt::print(human, "\n{} (len {}), {} steps of batch {}, seed {}\n", r.info.name, r.info.len, a.config.steps, a.config.batch, a.config.seed);
+  fmt::print(human, "{:<12} {:>8} {:>10} {:>10} {:>10} {:>14} {:>10} {:>9} {:>10}\n", "model", "params", "eval loss", "token acc", "seq acc",
+             "grad far/near", "path x_0", "ms/step", "MFLOP/st");
+  for (const auto& m : j["models"]) {
+    auto acc = [](const nlohmann::json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.4f}", v.get<double>()); };
+    fmt::print(human, "{:<12} {:>8} {:>10.4f} {:>10} {:>10} {:>14.3g} {:>10} {:>9.2f} {:>10.1f}\n", m["model"].get<std::string>(),
+               m["params"].get<long>(), m["eval_loss"].get<double>(), acc(m["eval_token_acc"]),
+               acc(m["eval_seq_acc"].is_null() ? m["eval_mse"] : m["eval_seq_acc"]), m["grad_decay_before"].get<double>(),
+               m["paths"].back()["path_from_first"].get<int>(), m["ms_per_step"].get<double>(), m["flops_per_step"].get<double>() / 1e6);
+  }
+  fmt::print(human, "  chance: {}\n  grad far/near: |dL/dx| at the farthest position over the nearest, before training\n\nreport: {}\n",
+             r.info.chance_text, report);
+  if (a.json) std::cout << j.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands) {
+  auto g = std::make_shared<GradsArgs>();
+  auto* grads = app.add_subcommand("grads", "the gradient of the last position's loss with respect to every input x_t, by distance");
+  grads->add_option("--model,--models", g->models, "models, comma-separated (fresh ones)")->check(kModelList)->capture_default_str();
+  grads->add_option("--task", g->task.name, "task")->check(CLI::IsMember(tasks::task_names()))->capture_default_str();
+  grads->add_option("--len", g->task.len, "task length (0: its default)")->check(CLI::Range(0, 4096))->capture_default_str();
+  grads->add_option("--checkpoint", g->checkpoint, "a run directory: inspect its trained model instead");
+  grads->add_option("--batch", g->batch, "sequences in the batch")->check(CLI::Range(1, 4096))->capture_default_str();
+  grads->add_option("--d-model", g->d_model, "width of fresh models")->check(CLI::Range(2, 4096))->capture_default_str();
+  grads->add_option("--init", g->init, "recurrent weight init of fresh models")->check(CLI::IsMember({"uniform", "xavier", "orthogonal", "identity"}))->capture_default_str();
+  grads->add_option("--seed", g->seed, "seed")->check(kSeed)->capture_default_str();
+  grads->add_option("--every", g->every, "train --steps steps, recording the profile every K steps (a heatmap)")->check(CLI::Range(0, 1000000));
+  grads->add_option("--steps", g->steps, "training steps with --every")->check(CLI::Range(1, 10000000))->capture_default_str();
+  grads->add_option("--csv", g->csv, "also write model,distance,grad_norm_x rows here");
+  grads->add_flag("--json", g->json, "print one JSON object");
+  commands.emplace_back(grads, [g] { return run_grads(*g); });
+
+  auto p = std::make_shared<PathsArgs>();
+  auto* paths = app.add_subcommand("paths", "path length from each input to the last output, measured on the autograd graph");
+  paths->add_option("--models", p->models, "models, comma-separated")->check(kModelList)->capture_default_str();
+  paths->add_option("--lens", p->lens, "sequence lengths, comma-separated")->capture_default_str();
+  paths->add_option("--layers", p->layers, "layers (default: 2 for a Transformer, 1 otherwise)")->check(CLI::Range(1, 64));
+  paths->add_flag("--json", p->json, "print JSON");
+  commands.emplace_back(paths, [p] { return run_paths(*p); });
+
+  auto at = std::make_shared<AttentionArgs>();
+  auto* att = app.add_subcommand("attention", "the attention weights of every layer and head of a trained Transformer");
+  att->add_option("dir", at->dir, "run directory of a Transformer")->required();
+  att->add_option("--input", at->input, "tokens separated by spaces (characters for lm); default: a held-out sequence");
+  att->add_option("--out", at->out, "directory for the SVG files (default: DIR/attention)");
+  att->add_flag("--json", at->json, "print JSON");
+  commands.emplace_back(att, [at] { return run_attention(*at); });
+
+  auto c = std::make_shared<CompareArgs>();
+  auto* cmp = app.add_subcommand("compare", "train the contenders side by side and write an HTML report");
+  cmp->add_option("--models", c->models, "models, comma-separated")->check(kModelList)->capture_default_str();
+  cmp->add_option("--task", c->config.task.name, "task")->check(CLI::IsMember(tasks::task_names()))->capture_default_str();
+  cmp->add_option("--len", c->config.task.len, "task length (0: its default)")->check(CLI::Range(0, 4096))->capture_default_str();
+  cmp->add_option("--text", c->config.task.text_path, "lm: a UTF-8 text file");
+  cmp->add_option("--steps", c->config.steps, "training steps for each model")->check(CLI::Range(1, 10000000))->capture_default_str();
+  cmp->add_option("--batch", c->config.batch, "sequences per step")->check(CLI::Range(1, 4096))->capture_default_str();
+  cmp->add_option("--d-model", c->config.d_model, "width of every model")->check(CLI::Range(2, 4096))->capture_default_str();
+  cmp->add_option("--seed", c->config.seed, "seed")->check(kSeed)->capture_default_str();
+  cmp->add_option("--eval-size", c->config.eval_size, "held-out sequences")->check(CLI::Range(1, 1000000))->capture_default_str();
+  cmp->add_option("--out", c->out, "report directory")->capture_default_str();
+  cmp->add_flag("--json", c->json, "print the report's data as JSON; the table goes to stderr");
+  commands.emplace_back(cmp, [c] { return run_compare_command(*c); });
+}
+
+}  // namespace seqgrad::cli

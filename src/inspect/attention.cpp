@@ -1,0 +1,64 @@
+#include "src/inspect/attention.h"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace seqgrad::inspect {
+
+std::vector<int> parse_tokens(const tasks::Task& task, const std::string& text) {
+  const tasks::TaskInfo& info = task.info();
+  if (info.vocab == 0) throw std::invalid_argument("the " + info.name + " task has real-valued inputs, not tokens");
+  if (info.name == "lm") return task.encode(text);
+  std::vector<int> ids;
+  std::istringstream in(text);
+  for (std::string word; in >> word;) {
+    int found = -1;
+    for (int id = 0; id < info.vocab && found < 0; ++id)
+      if (task.token_text(id) == word) found = id;
+    if (found < 0) {
+      std::string known;
+      for (int id = 0; id < info.vocab; ++id) {
+        if (!known.empty()) known += ' ';
+        known += task.token_text(id);
+      }
+      throw std::invalid_argument("'" + word + "' is not a token of the " + info.name + " task; its tokens are: " + known);
+    }
+    ids.push_back(found);
+  }
+  if (ids.empty()) throw std::invalid_argument("the input is empty");
+  return ids;
+}
+
+AttentionMaps attention_maps(const nn::SequenceModel& model, const tasks::Task& task, const std::string& text, std::uint64_t seed) {
+  if (model.config().recurrent()) throw std::invalid_argument("a " + model.config().kind + " has no attention to show; use a Transformer checkpoint");
+  nn::SequenceInput in{1, 0, {}, {}};
+  if (text.empty()) {
+    const tasks::Batch b = task.eval_batches(1, 1, seed).front();
+    in = {1, b.T, b.tokens, b.features};
+  } else {
+    in.tokens = parse_tokens(task, text);
+    in.T = static_cast<int>(in.tokens.size());
+  }
+  ag::NoGrad no_grad;
+  const nn::ForwardOutput out = model.forward(in);
+  AttentionMaps maps;
+  for (int id : in.tokens) maps.tokens.push_back(task.token_text(id));
+  if (in.tokens.empty())
+    for (int t = 0; t < in.T; ++t) maps.tokens.push_back(std::to_string(t));
+  const int T = in.T;
+  for (const ag::Tensor& w : out.attention) {  // (1, heads, T, T)
+    const int H = w.size(1);
+    std::vector<std::vector<std::vector<double>>> layer(static_cast<std::size_t>(H));
+    for (int h = 0; h < H; ++h) {
+      layer[static_cast<std::size_t>(h)].assign(static_cast<std::size_t>(T), std::vector<double>(static_cast<std::size_t>(T)));
+      for (int i = 0; i < T; ++i)
+        for (int j = 0; j < T; ++j)
+          layer[static_cast<std::size_t>(h)][static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] =
+              w.data()[(static_cast<std::size_t>(h) * T + i) * T + j];
+    }
+    maps.weights.push_back(std::move(layer));
+  }
+  return maps;
+}
+
+}  // namespace seqgrad::inspect

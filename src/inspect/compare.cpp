@@ -1,0 +1,109 @@
+#include "src/inspect/compare.h"
+
+#include <stdexcept>
+
+#include "autograd/kernels.h"
+#include "src/train/loss.h"
+
+namespace seqgrad::inspect {
+
+void CompareConfig::validate() const {
+  if (models.empty()) throw std::invalid_argument("--models names no model");
+  for (const auto& m : models) {
+    if (m != "rnn" && m != "lstm" && m != "gru" && m != "transformer") {
+      throw std::invalid_argument("unknown model '" + m + "' in --models; expected rnn, lstm, gru or transformer");
+    }
+  }
+  if (steps < 1) throw std::invalid_argument("--steps must be positive, got " + std::to_string(steps));
+  if (batch < 1) throw std::invalid_argument("--batch must be positive, got " + std::to_string(batch));
+  if (snapshots < 1) throw std::invalid_argument("snapshots must be positive");
+  for (int len : path_lengths)
+    if (len < 1 || len > 4096) throw std::invalid_argument("path lengths must be between 1 and 4096");
+}
+
+namespace {
+
+train::TrainConfig contender_config(const CompareConfig& c, const std::string& model) {
+  train::TrainConfig t;
+  t.model.kind = model;
+  t.model.d_model = c.d_model;
+  t.model.layers = model == "transformer" ? 2 : 1;
+  t.task = c.task;
+  t.steps = c.steps;
+  t.batch = c.batch;
+  t.seed = c.seed;
+  t.eval_size = c.eval_size;
+  t.schedule = {model == "transformer" ? "warmup-rsqrt" : "constant", 100, c.steps};
+  return t;
+}
+
+// FLOPs of the matmul kernels over one training step (forward and backward) of a fresh model.
+double flops_per_step(const train::TrainConfig& config, const tasks::Task& task) {
+  const auto model = nn::make_model(config.model, config.seed);
+  ag::Rng rng(config.seed);
+  const tasks::Batch batch = task.sample(config.batch, rng);
+  const std::uint64_t before = ag::kernels::matmul_flops();
+  train::score_batch(*model, task.info(), batch).loss.backward();
+  return static_cast<double>(ag::kernels::matmul_flops() - before);
+}
+
+// Accuracy against distance: recall is re-asked at every power-of-two distance
+// up to the trained one; other tasks group their scored positions by distance.
+std::vector<DistancePoint> accuracy_by_distance(const nn::SequenceModel& model, const train::TrainConfig& config,
+                                                const train::EvalResult& eval) {
+  std::vector<DistancePoint> points;
+  if (config.task.name == "recall") {
+    for (int d = 1; d <= config.task.len; d *= 2) {
+      const auto task = tasks::make_task({"recall", d, ""});
+      const train::EvalResult r = train::evaluate(model, *task, config.eval_size, config.batch, train::eval_seed(config.seed));
+      points.push_back({d, *r.token_acc, r.sequences});
+      if (d < config.task.len && d * 2 > config.task.len) d = config.task.len / 2;  // end on the trained distance
+    }
+    return points;
+  }
+  for (const auto& b : eval.by_distance) points.push_back({(b.lo + b.hi) / 2, b.accuracy, b.count});
+  return points;
+}
+
+}  // namespace
+
+CompareResult run_compare(const CompareConfig& config, const std::function<train::TrainObserver(const std::string&)>& observer_for) {
+  config.validate();
+  CompareResult result;
+  result.config = config;
+  const auto task = tasks::make_task(config.task);
+  result.info = task->info();
+  // One fixed batch, the first held-out one, for every gradient profile.
+  const tasks::Batch probe = task->eval_batches(config.batch, config.batch, train::eval_seed(config.seed)).front();
+  int max_len = 0;
+  for (int len : config.path_lengths) max_len = std::max(max_len, len);
+
+  for (const std::string& name : config.models) {
+    Contender c;
+    c.model = name;
+    train::TrainConfig tc = contender_config(config, name);
+    train::RunOptions options;
+    options.observer = observer_for(name);
+    options.inspect_every = std::max(1, config.steps / config.snapshots);
+    options.inspect = [&](long step, const nn::SequenceModel& model) {
+      c.snapshot_steps.push_back(step);
+      c.snapshots.push_back(gradient_profile(model, *task, probe));
+    };
+    c.run = train::run_training(tc, options);
+    const nn::SequenceModel& model = *c.run.model;
+    c.accuracy_by_distance = accuracy_by_distance(model, c.run.config, c.run.eval);
+    if (name == "rnn") c.chains = jacobian_chains(model, probe, {0.5, 1.0, 1.5});
+    if (name == "transformer") c.attention = attention_maps(model, *task, "", train::eval_seed(config.seed));
+    c.flops_per_step = flops_per_step(c.run.config, *task);
+    // Path lengths depend on the architecture, not the weights: measured on a
+    // fresh model of the same shape, long enough for every length asked.
+    train::TrainConfig shape = c.run.config;
+    shape.model.max_len = std::max(shape.model.max_len, max_len);
+    const auto fresh = nn::make_model(shape.model, config.seed);
+    for (int len : config.path_lengths) c.paths.push_back(measure_paths(*fresh, len));
+    result.contenders.push_back(std::move(c));
+  }
+  return result;
+}
+
+}  // namespace seqgrad::inspect

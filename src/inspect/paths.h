@@ -1,0 +1,28 @@
+// Path length measured on the autograd graph itself, not asserted: for every
+// input position t, the fewest ops on a path from x_t to the output at the
+// last position (a breadth-first search over the recorded graph), and the
+// longest chain of ops that must run one after another to compute it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/nn/model.h"
+
+namespace seqgrad::inspect {
+
+struct PathReport {
+  std::string model;
+  int len = 0;
+  int layers = 0;
+  std::vector<int> path_from;   // path_from[t]: fewest ops from x_t to the last output
+  int sequential_ops = 0;       // the longest chain of ops from any input to the last output
+  int max_path() const;         // path from x_0, the farthest position
+  int min_path() const;         // path from x_{T-1}
+};
+
+// Builds the model's graph on one sequence of `len` tokens (with x_t split out
+// as nodes of their own) and measures it.
+PathReport measure_paths(const nn::SequenceModel& model, int len);
+
+}  // namespace seqgrad::inspect

@@ -1,0 +1,39 @@
+// Charts as standalone SVG strings: a line chart with linear or log axes, and
+// a heatmap with a colour scale. Pure output: no engine, no models.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace seqgrad::report {
+
+struct Series {
+  std::string name;
+  std::vector<double> x, y;  // points with a non-finite y, or y <= 0 on a log axis, are left out
+};
+
+struct LineChart {
+  std::string title, x_label, y_label;
+  bool log_y = false;
+  std::vector<Series> series;
+  int width = 560, height = 340;
+};
+
+struct Heatmap {
+  std::string title, x_label, y_label, value_label;
+  std::vector<std::string> x_ticks, y_ticks;  // one per column / row (thinned when drawn)
+  std::vector<std::vector<double>> values;    // values[row][col]
+  bool log_scale = false;                     // colour by log10 of the value
+  int width = 560, height = 340;
+};
+
+std::string svg(const LineChart& chart);
+std::string svg(const Heatmap& map);
+
+// Escapes &, <, >, " for text inside SVG or HTML.
+std::string escape_xml(const std::string& text);
+
+// The "nice" tick values for an axis from lo to hi, about `count` of them.
+std::vector<double> nice_ticks(double lo, double hi, int count);
+
+}  // namespace seqgrad::report

@@ -1,0 +1,25 @@
+// Charts for the terminal: a line chart on a log scale drawn with one marker
+// per series, and a heatmap in Unicode shades (or colour where allowed).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/report/svg.h"
+
+namespace seqgrad::report {
+
+// A plot of the series, y on a log10 scale, `width` x `height` character cells
+// for the plot area; the legend names each series' marker.
+std::string terminal_log_chart(const std::vector<Series>& series, const std::string& x_label, const std::string& y_label,
+                               int width = 64, int height = 14);
+
+// One character cell per value: shades " .:-=+*#%@" from low to high, or with
+// `colour` a 24-step grey-to-yellow background (ANSI 256 colours).
+std::string terminal_heatmap(const std::vector<std::vector<double>>& values, const std::vector<std::string>& row_labels,
+                             bool log_scale, bool colour);
+
+// Colour unless NO_COLOR is set or standard output is not a terminal.
+bool use_colour();
+
+}  // namespace seqgrad::report
