@@ -3,7 +3,7 @@
 #   make test   the same set-up, then the whole test suite, and again under ASan + UBSan
 # `make` alone builds build/seqgrad.
 
-PACKAGES := g++ cmake make libfmt-dev libcli11-dev catch2 nlohmann-json3-dev
+PACKAGES := g++ cmake make libfmt-dev libcli11-dev catch2 nlohmann-json3-dev libxml2-utils
 BUILD := build
 BUILD_ASAN := build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -11,7 +11,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 NATIVE ?= ON
 CTEST_FLAGS := --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build run test test-release test-asan format clean
+.PHONY: all deps build run test test-release test-asan format clean screenshot
 
 all: build
 
@@ -36,8 +36,10 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The main job: the RNN, the LSTM and the Transformer side by side on the
+# recall task, ending with the path of report.html.
 run: build
-	./$(BUILD)/seqgrad gradcheck
+	./$(BUILD)/seqgrad compare
 
 test: test-release test-asan
 
@@ -57,3 +59,13 @@ format:
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN)
+
+# Look at the report as a person would: headless Chromium renders it to a PNG
+# (needs Debian's chromium; the report comes from `make run`).
+REPORT ?= reports/compare/report.html
+screenshot:
+	@command -v chromium >/dev/null || { echo "needs chromium: apt-get install -y chromium"; exit 1; }
+	chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
+	  --disable-component-update --disable-sync --user-data-dir=$$(mktemp -d) --window-size=1280,4000 \
+	  --screenshot=$(dir $(REPORT))report.png file://$(abspath $(REPORT))
+	@echo "screenshot: $(dir $(REPORT))report.png"

@@ -53,11 +53,13 @@ std::vector<DistancePoint> accuracy_by_distance(const nn::SequenceModel& model, 
                                                 const train::EvalResult& eval) {
   std::vector<DistancePoint> points;
   if (config.task.name == "recall") {
-    for (int d = 1; d <= config.task.len; d *= 2) {
+    std::vector<int> distances;  // 1, 2, 4, ... below the trained distance, then the trained distance itself
+    for (int d = 1; d < config.task.len; d *= 2) distances.push_back(d);
+    distances.push_back(config.task.len);
+    for (int d : distances) {
       const auto task = tasks::make_task({"recall", d, ""});
       const train::EvalResult r = train::evaluate(model, *task, config.eval_size, config.batch, train::eval_seed(config.seed));
       points.push_back({d, *r.token_acc, r.sequences});
-      if (d < config.task.len && d * 2 > config.task.len) d = config.task.len / 2;  // end on the trained distance
     }
     return points;
   }

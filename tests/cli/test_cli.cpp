@@ -125,3 +125,67 @@ TEST_CASE("seqgrad train and eval refuse wrong input with one line", "[cli][trai
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
 }
+
+TEST_CASE("seqgrad grads --json gives each model's profile by distance", "[cli][inspect]") {
+  const auto r = run_seqgrad("grads --models rnn,transformer --task recall --len 16 --batch 4 --d-model 16 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["models"].size() == 2);
+  for (const auto& m : j["models"]) {
+    CHECK(m["task"] == "recall");
+    CHECK(m["len"] == 16);
+    CHECK(m["distance"].size() == 17);
+    CHECK(m["grad_norm_x"].size() == 17);
+  }
+  CHECK(j["models"][0]["grad_norm_h"][0].size() == 17);
+  CHECK_FALSE(j["models"][1].contains("grad_norm_h"));
+  CHECK(j["models"][0]["jacobian_chains"].size() == 4);
+  const auto heat = run_seqgrad("grads --models gru --task recall --len 6 --batch 4 --d-model 8 --every 5 --steps 10 --json");
+  REQUIRE(heat.exit_code == 0);
+  CHECK(nlohmann::json::parse(heat.out)["models"][0]["heatmap"]["steps"] == nlohmann::json({0, 5, 10}));
+}
+
+TEST_CASE("seqgrad paths --json: measured path lengths", "[cli][inspect]") {
+  const auto r = run_seqgrad("paths --models rnn,transformer --lens 4,8 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 4);
+  CHECK(j[1]["path_from_first"].get<int>() - j[0]["path_from_first"].get<int>() == 16);
+  CHECK(j[2]["path_from_first"] == j[3]["path_from_first"]);
+  const auto bad = run_seqgrad("paths --lens 4,x");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "seqgrad: --lens: 'x' is not a length between 2 and 4096\n");
+}
+
+TEST_CASE("seqgrad attention draws every head of a trained Transformer", "[cli][inspect]") {
+  const std::string dir = "/tmp/seqgrad-cli-attention";
+  std::system(("rm -rf " + dir).c_str());
+  REQUIRE(run_seqgrad("train --task recall --len 5 --d-model 16 --heads 2 --steps 5 --batch 4 --eval-size 8 --out " + dir).exit_code == 0);
+  const auto r = run_seqgrad("attention " + dir + " --input 'C a b c d ?' --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["tokens"] == nlohmann::json({"C", "a", "b", "c", "d", "?"}));
+  CHECK(j["weights"].size() == 2);     // layers
+  CHECK(j["weights"][0].size() == 2);  // heads
+  CHECK(j["files"].size() == 4);
+  const auto bad = run_seqgrad("attention " + dir + " --input 'C z ?'");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("'z' is not a token of the recall task") != std::string::npos);
+  const auto too_long = run_seqgrad("attention " + dir + " --input 'C a b c d e f ?'");
+  CHECK(too_long.exit_code == 2);
+  CHECK(too_long.err.find("beyond the 6 this model was built for") != std::string::npos);
+}
+
+TEST_CASE("seqgrad compare writes the report and prints where it is", "[cli][inspect]") {
+  const std::string dir = "/tmp/seqgrad-cli-compare";
+  const auto r = run_seqgrad("compare --models rnn,transformer --len 5 --steps 6 --batch 4 --d-model 8 --eval-size 8 --out " + dir);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("report: " + dir + "/report.html") != std::string::npos);
+  for (const char* f : {"report.html", "data.json", "summary.csv", "grads.csv", "paths.csv"}) {
+    INFO(f);
+    CHECK(std::ifstream(dir + "/" + f).good());
+  }
+  const auto bad = run_seqgrad("compare --models rnn,cnn");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("unknown model 'cnn'") != std::string::npos);
+}

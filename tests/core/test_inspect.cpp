@@ -1,0 +1,142 @@
+// Looking inside: gradient profiles, path lengths, attention maps and the report.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fmt/core.h>
+
+#include "src/inspect/compare.h"
+#include "src/train/config.h"
+
+using namespace seqgrad;
+
+namespace {
+std::unique_ptr<nn::SequenceModel> fresh(const std::string& kind, const tasks::Task& task) {
+  train::TrainConfig c;
+  c.model.kind = kind;
+  c.model.layers = kind == "transformer" ? 2 : 1;
+  c.task = {task.info().name, task.info().len, ""};
+  train::complete_from_task(c, task.info());
+  return nn::make_model(c.model, 0);
+}
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("before training on recall at 64: the RNN's gradient vanishes, attention's does not", "[inspect][grads]") {
+  const auto task = tasks::make_task({"recall", 64, ""});
+  const tasks::Batch batch = task->eval_batches(32, 32, 1).front();
+  const inspect::GradProfile rnn = inspect::gradient_profile(*fresh("rnn", *task), *task, batch);
+  const inspect::GradProfile tf = inspect::gradient_profile(*fresh("transformer", *task), *task, batch);
+  REQUIRE(rnn.grad_norm_x.size() == 65);
+  CHECK(rnn.distance.front() == 64);
+  CHECK(rnn.distance.back() == 0);
+  INFO("rnn decay " << rnn.decay() << ", transformer decay " << tf.decay());
+  CHECK(rnn.decay() < 1e-3);     // the farthest at least 1000 times smaller than the nearest
+  CHECK(rnn.decay() > 0);        // but not flushed to zero: norms are summed in double
+  CHECK(tf.decay() > 1e-2);      // within a factor 100
+  REQUIRE(rnn.grad_norm_h.size() == 1);
+  CHECK(rnn.grad_norm_h[0].front() < 1e-3 * rnn.grad_norm_h[0].back());
+}
+
+TEST_CASE("the RNN's Jacobian chain vanishes below spectral radius 1 and is rescaled exactly", "[inspect][grads]") {
+  const auto task = tasks::make_task({"recall", 32, ""});
+  const tasks::Batch batch = task->eval_batches(4, 4, 1).front();
+  const auto rnn = fresh("rnn", *task);
+  const std::vector<ag::Scalar> before = rnn->named_parameters()[2].second.data();  // layers.0.W_h
+  const auto chains = inspect::jacobian_chains(*rnn, batch, {0.5, 1.5});
+  REQUIRE(chains.size() == 3);
+  CHECK(chains[1].spectral_radius == Approx(0.5).epsilon(1e-3));
+  CHECK(chains[2].spectral_radius == Approx(1.5).epsilon(1e-3));
+  CHECK(chains[1].norm.back() < 1e-6 * chains[1].norm.front());
+  CHECK(rnn->named_parameters()[2].second.data() == before);  // W_h restored
+  CHECK_THROWS_WITH(inspect::jacobian_chains(*fresh("lstm", *task), batch, {}), Catch::Contains("vanilla RNN only"));
+}
+
+TEST_CASE("spectral radius and norm of known matrices", "[inspect]") {
+  CHECK(inspect::spectral_radius({2, 0, 0, -3}, 2) == Approx(3).epsilon(1e-6));
+  CHECK(inspect::spectral_radius({0, 1, -1, 0}, 2) == Approx(1).epsilon(1e-6));  // a rotation: eigenvalues +-i
+  CHECK(inspect::spectral_radius({0, 1, 0, 0}, 2) == 0);                          // nilpotent
+  CHECK(inspect::spectral_norm({3, 0, 4, 0}, 2) == Approx(5).epsilon(1e-9));
+}
+
+TEST_CASE("path length: one op-block per step for the RNN, constant for attention", "[inspect][paths]") {
+  nn::ModelConfig c;
+  c.vocab = c.out_dim = 5;
+  c.d_model = 8;
+  c.heads = 2;
+  c.max_len = 40;
+  auto measure = [&](const std::string& kind, int layers, int len) {
+    c.kind = kind;
+    c.layers = layers;
+    return inspect::measure_paths(*nn::make_model(c, 0), len);
+  };
+  const auto r10 = measure("rnn", 1, 10), r20 = measure("rnn", 1, 20);
+  CHECK(r20.max_path() - r10.max_path() == 4 * 10);  // matmul, add, add, tanh per step
+  CHECK(r10.path_from[9] == r20.path_from[19]);      // the nearest position: same path at any length
+  CHECK(r20.path_from[0] - r20.path_from[1] == 4);
+  CHECK(r20.sequential_ops - r10.sequential_ops == 4 * 10);
+  const auto t10 = measure("transformer", 2, 10), t40 = measure("transformer", 2, 40), t40x4 = measure("transformer", 4, 40);
+  CHECK(t10.max_path() == t10.min_path());
+  CHECK(t40.max_path() == t10.max_path());
+  CHECK(t40.sequential_ops == t10.sequential_ops);
+  CHECK(t40x4.max_path() > t40.max_path());  // grows with layers only
+  CHECK(t40x4.max_path() - t40.max_path() == 2 * (t40.max_path() - measure("transformer", 1, 40).max_path()));
+}
+
+TEST_CASE("compare writes a report whose figures are the JSON's, with SVGs that parse", "[inspect][report]") {
+  inspect::CompareConfig c;
+  c.models = {"rnn", "transformer"};
+  c.task = {"recall", 6, ""};
+  c.steps = 12;
+  c.batch = 8;
+  c.d_model = 16;
+  c.eval_size = 32;
+  c.snapshots = 3;
+  c.path_lengths = {4, 7};
+  const inspect::CompareResult r = inspect::run_compare(c, [](const std::string&) { return train::TrainObserver{}; });
+  REQUIRE(r.contenders.size() == 2);
+  CHECK(r.contenders[0].snapshot_steps == std::vector<long>{0, 4, 8, 12});
+  CHECK(r.contenders[1].attention.has_value());
+  CHECK(r.contenders[0].chains.size() == 4);
+  CHECK(r.contenders[1].flops_per_step > r.contenders[0].flops_per_step);
+  const std::string dir = "/tmp/seqgrad-test-report";
+  std::filesystem::remove_all(dir);
+  const std::string path = inspect::write_report(r, dir);
+  const std::string page = slurp(path);
+  const nlohmann::json data = nlohmann::json::parse(slurp(dir + "/data.json"));
+  CHECK(page.find("<script") == std::string::npos);   // self-contained, nothing to run
+  CHECK(page.find("http://") == page.find("http://www.w3.org/2000/svg"));  // the only address is the SVG namespace
+  // Every row of the summary table carries the JSON's figures.
+  for (const auto& m : data["models"]) {
+    const std::string row = "<td>" + m["model"].get<std::string>() + "</td><td>" + std::to_string(m["params"].get<long>()) + "</td><td>" +
+                            fmt::format("{:.4f}", m["final_train_loss"].get<double>()) + "</td><td>" +
+                            fmt::format("{:.4f}", m["eval_loss"].get<double>()) + "</td><td>" +
+                            fmt::format("{:.4f}", m["eval_token_acc"].get<double>()) + "</td>";
+    INFO(row);
+    CHECK(page.find(row) != std::string::npos);
+  }
+  // Each SVG, cut out of the page, is well-formed XML.
+  const bool have_xmllint = std::system("command -v xmllint > /dev/null 2>&1") == 0;
+  std::size_t at = 0;
+  int checked = 0;
+  while ((at = page.find("<svg", at)) != std::string::npos) {
+    const std::size_t end = page.find("</svg>", at) + 6;
+    if (have_xmllint) {
+      const std::string file = dir + "/figure.svg";
+      std::ofstream(file) << page.substr(at, end - at);
+      CHECK(std::system(("xmllint --noout " + file + " 2>/dev/null").c_str()) == 0);
+    }
+    ++checked;
+    at = end;
+  }
+  CHECK(checked >= 7);  // loss, accuracy, 2 gradient charts, 2 heatmaps, the chain, attention heads
+  if (!have_xmllint) WARN("xmllint is missing: the SVGs were not parsed (apt-get install libxml2-utils)");
+}
