@@ -170,7 +170,16 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   t->add_option("--save-grads", a->save_grads, "also write one held-out batch's parameter gradients here (safetensors)");
   t->add_flag("--json", a->json, "print one JSON object at the end; the human-readable output goes to stderr");
   t->callback([a, t] {
-    if (t->count("--steps") && !a->resume.empty()) a->steps_override = a->config.steps;
+    if (a->resume.empty()) return;
+    if (t->count("--steps")) a->steps_override = a->config.steps;
+    // A resumed run is what its checkpoint says; an option that would change
+    // the model or the task is a mistake to point out, not to ignore.
+    for (const char* opt : {"--model", "--task", "--len", "--text", "--d-model", "--layers", "--heads", "--ffn-mult", "--pos", "--batch",
+                            "--seed", "--lr", "--optimizer", "--out"}) {
+      if (t->count(opt)) {
+        throw CLI::ValidationError(std::string(opt) + " cannot be changed when resuming: the run's checkpoint fixes it (only --steps can)");
+      }
+    }
   });
   commands.emplace_back(t, [a] { return run_train(*a); });
 

@@ -85,12 +85,14 @@ std::vector<int> SafeTensors::i32(const std::string& name) const {
   return from_bytes<int>(t);
 }
 
-std::string checksum(const std::uint8_t* data, std::size_t size) {
+std::string checksum(const std::string& header, const std::uint8_t* data, std::size_t size) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (std::size_t i = 0; i < size; ++i) {
-    h ^= data[i];
+  auto mix = [&h](std::uint8_t byte) {
+    h ^= byte;
     h *= 0x100000001b3ULL;
-  }
+  };
+  for (char c : header) mix(static_cast<std::uint8_t>(c));
+  for (std::size_t i = 0; i < size; ++i) mix(data[i]);
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
@@ -105,8 +107,11 @@ void write_safetensors(const std::string& path, const SafeTensors& file) {
     data.insert(data.end(), t.bytes.begin(), t.bytes.end());
     header[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
   }
+  // The checksum covers the header (without itself) and the data, so that a
+  // damaged shape or config is caught as surely as a damaged weight.
+  header["__metadata__"] = file.metadata;
   std::map<std::string, std::string> metadata = file.metadata;
-  metadata["checksum"] = checksum(data.data(), data.size());
+  metadata["checksum"] = checksum(header.dump(), data.data(), data.size());
   header["__metadata__"] = metadata;
   std::string text = header.dump();
   while ((8 + text.size()) % 8 != 0) text += ' ';  // align the data to 8 bytes, as the format recommends
@@ -206,7 +211,9 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
   }
   if (at != data_size) fail("the data has " + std::to_string(data_size - at) + " bytes that belong to no tensor");
   if (auto it = out.metadata.find("checksum"); it != out.metadata.end()) {
-    if (checksum(data, data_size) != it->second) fail("the data does not match its checksum (the file is damaged)");
+    nlohmann::json canonical = header;  // as the writer hashed it: the header without the checksum
+    canonical["__metadata__"].erase("checksum");
+    if (checksum(canonical.dump(), data, data_size) != it->second) fail("the file does not match its checksum (it is damaged)");
     out.metadata.erase(it);
   }
   return out;

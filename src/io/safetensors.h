@@ -43,7 +43,8 @@ class SafeTensors {
   std::map<std::string, TensorData> tensors_;
 };
 
-// Writes atomically (temporary file, fsync, rename). Adds metadata["checksum"].
+// Writes atomically (temporary file, fsync, rename). Adds metadata["checksum"],
+// a hash of the header (without the checksum) and the data.
 // Throws std::runtime_error when the file cannot be written.
 void write_safetensors(const std::string& path, const SafeTensors& file);
 
@@ -53,7 +54,7 @@ void write_safetensors(const std::string& path, const SafeTensors& file);
 SafeTensors read_safetensors(const std::string& path);
 SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std::string& name);
 
-// FNV-1a 64 of the data, as 16 hex digits.
-std::string checksum(const std::uint8_t* data, std::size_t size);
+// FNV-1a 64 of a header text followed by the data, as 16 hex digits.
+std::string checksum(const std::string& header, const std::uint8_t* data, std::size_t size);
 
 }  // namespace seqgrad::io

@@ -2,6 +2,7 @@
 // The first 90% of the text is for training, the last 10% is held out.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -60,6 +61,10 @@ class LmTask : public Task {
  public:
   LmTask(int len, const std::string& path) {
     if (len < 1 || len > 4096) throw std::invalid_argument("--len for lm must be between 1 and 4096, got " + std::to_string(len));
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+      throw std::invalid_argument("the text file " + path + " is not a regular file");
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::invalid_argument("cannot read the text file " + path);
     std::stringstream ss;

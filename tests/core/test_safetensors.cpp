@@ -77,5 +77,5 @@ TEST_CASE("a flipped data byte fails the checksum", "[io][errors]") {
   seqgrad::io::write_safetensors(path, f);
   auto bytes = file_bytes(path);
   bytes[bytes.size() - 3] ^= 0x10;
-  CHECK_THROWS_WITH(seqgrad::io::parse_safetensors(bytes, "f"), "f: the data does not match its checksum (the file is damaged)");
+  CHECK_THROWS_WITH(seqgrad::io::parse_safetensors(bytes, "f"), "f: the file does not match its checksum (it is damaged)");
 }

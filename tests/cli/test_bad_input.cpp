@@ -1,0 +1,119 @@
+// Every wrong input a student might type, run through the real binary: one
+// clear line on stderr, exit code 2 for a usage error and 1 for a failure at
+// run time, and never a crash, a hang or a stack trace.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "run_command.h"
+
+using test::run_seqgrad;
+
+namespace {
+const std::string kDir = "/tmp/seqgrad-bad-input";
+
+std::string write(const std::string& name, const std::string& content) {
+  std::ofstream(kDir + "/" + name, std::ios::binary) << content;
+  return kDir + "/" + name;
+}
+
+// Fixtures: odd files, and three small run directories (a Transformer, an RNN, a damaged one).
+void prepare() {
+  static bool done = false;
+  if (done) return;
+  std::filesystem::remove_all(kDir);
+  std::filesystem::create_directories(kDir + "/empty-run");
+  write("empty.txt", "");
+  write("binary.txt", std::string("abc\0def", 7));
+  write("latin1.txt", "caf\xe9 au lait, caf\xe9 noir");
+  write("short.txt", "only a few words here");
+  const std::string common = " --len 4 --d-model 8 --heads 2 --steps 3 --batch 4 --eval-size 4 --out ";
+  REQUIRE(run_seqgrad("train --model transformer --task recall" + common + kDir + "/tf").exit_code == 0);
+  REQUIRE(run_seqgrad("train --model rnn --task recall" + common + kDir + "/rnn").exit_code == 0);
+  REQUIRE(run_seqgrad("train --model gru --task recall" + common + kDir + "/damaged").exit_code == 0);
+  std::filesystem::resize_file(kDir + "/damaged/checkpoint.safetensors", 300);
+  done = true;
+}
+
+struct Case {
+  std::string args;
+  int code;
+  std::string says;  // a piece of the one line it must print
+};
+}  // namespace
+
+TEST_CASE("bad input: one clear line and the right exit code, for each of 50 invocations", "[cli][errors]") {
+  prepare();
+  const std::string d = kDir;
+  const std::vector<Case> cases{
+      {"", 2, "A subcommand is required"},
+      {"frobnicate", 2, "unknown command 'frobnicate'"},
+      {"train --model cnn", 2, "--model: cnn not in"},
+      {"train --task frob", 2, "--task: frob not in"},
+      {"train --pos absolute", 2, "--pos: absolute not in"},
+      {"train --steps -1", 2, "--steps"},
+      {"train --batch 0", 2, "--batch"},
+      {"train --batch -3", 2, "--batch"},
+      {"train --heads 0", 2, "--heads"},
+      {"train --heads -2", 2, "--heads"},
+      {"train --d-model 0", 2, "--d-model"},
+      {"train --layers 0", 2, "--layers"},
+      {"train --len -4", 2, "--len"},
+      {"train --lr 0", 2, "--lr: must be a finite number > 0, got '0'"},
+      {"train --lr -1", 2, "--lr: must be a finite number > 0"},
+      {"train --lr nan", 2, "--lr: must be a finite number > 0, got 'nan'"},
+      {"train --lr inf", 2, "--lr: must be a finite number > 0, got 'inf'"},
+      {"train --lr 1e-3x", 2, "--lr: must be a finite number > 0"},
+      {"train --d-model 10 --heads 4 --out " + d + "/x", 2, "d_model 10 is not divisible by heads 4"},
+      {"train --task lm --text /nonexistent.txt --out " + d + "/x", 2, "cannot read the text file /nonexistent.txt"},
+      {"train --task lm --text " + d + "/empty.txt --out " + d + "/x", 2, "empty.txt is empty"},
+      {"train --task lm --text " + d + "/binary.txt --out " + d + "/x", 2, "looks binary"},
+      {"train --task lm --text " + d + "/latin1.txt --out " + d + "/x", 2, "is not valid UTF-8"},
+      {"train --task lm --text " + d + "/short.txt --out " + d + "/x", 2, "too few for --len 64"},
+      {"train --task lm --text " + d + " --out " + d + "/x", 2, "is not a regular file"},
+      {"train --task copy --len 100000", 2, "--len"},
+      {"train --task copy --len 1000 --out " + d + "/x", 2, "--len for copy must be between 1 and 512, got 1000"},
+      {"train --task adding --len 1 --out " + d + "/x", 2, "--len for adding must be between 2 and 4096, got 1"},
+      {"train --dropout 1.5", 2, "--dropout"},
+      {"train --optimizer rmsprop", 2, "--optimizer: rmsprop not in"},
+      {"train --schedule linear", 2, "--schedule: linear not in"},
+      {"train --seed -1", 2, "--seed: a seed is a whole number >= 0, got '-1'"},
+      {"train --clip -1", 2, "--clip"},
+      {"train --warmup -5", 2, "--warmup"},
+      {"train --eval-size 0", 2, "--eval-size"},
+      {"train --steps ten", 2, "--steps"},
+      {"train --resume /nonexistent/run", 1, "no run directory at /nonexistent/run"},
+      {"train --resume " + d + "/damaged", 1, "checkpoint.safetensors"},
+      {"train --resume " + d + "/tf --steps 1", 2, "past the --steps 1 asked for"},
+      {"train --resume " + d + "/tf --model lstm", 2, "--model cannot be changed when resuming"},
+      {"train --out /proc/seqgrad-cannot-be-here --steps 1", 1, "/proc/seqgrad-cannot-be-here"},
+      {"eval /nonexistent/run", 1, "no run directory at /nonexistent/run"},
+      {"eval " + d + "/empty-run", 1, "holds no checkpoint (checkpoint.safetensors is missing)"},
+      {"eval " + d + "/damaged", 1, "checkpoint.safetensors"},
+      {"eval", 2, "dir is required"},
+      {"sample " + d + "/tf --count 0", 2, "--count"},
+      {"attention " + d + "/rnn", 2, "a rnn has no attention to show"},
+      {"attention " + d + "/tf --input 'A zz ?'", 2, "'zz' is not a token of the recall task"},
+      {"attention " + d + "/tf --input 'A a b c d e ?'", 2, "beyond the 5 this model was built for"},
+      {"grads --models foo", 2, "unknown model 'foo'"},
+      {"grads --batch 0", 2, "--batch"},
+      {"grads --checkpoint " + d + "/damaged", 1, "checkpoint.safetensors"},
+      {"paths --lens 1", 2, "--lens: '1' is not a length between 2 and 4096"},
+      {"compare --steps 0", 2, "--steps"},
+      {"graph --steps 0", 2, "--steps"},
+      {"gradcheck --seed x", 2, "--seed: a seed is a whole number >= 0, got 'x'"},
+  };
+  int crashes = 0;
+  for (const Case& c : cases) {
+    INFO("seqgrad " << c.args << "\n  stderr: " << [&] { return run_seqgrad(c.args).err; }());
+    const auto r = run_seqgrad(c.args);
+    CHECK(r.exit_code == c.code);
+    CHECK(r.err.find(c.says) != std::string::npos);
+    CHECK(r.err.rfind("seqgrad: ", 0) == 0);                      // one line, in one voice
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("terminate") == std::string::npos);
+    crashes += r.exit_code > 2;
+  }
+  CHECK(crashes == 0);
+  CHECK(cases.size() >= 50);
+}
