@@ -12,7 +12,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 ARCH ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo x86-64-v3)
 CTEST_FLAGS := --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build run test test-release test-asan test-fuzz format clean screenshot
+.PHONY: all deps build run test test-release test-asan test-fuzz microbench format clean screenshot
 
 all: build
 
@@ -73,11 +73,19 @@ test-fuzz: build
 	  { tail -30 $(BUILD_FUZZ)/fuzz.log 2>/dev/null; echo "fuzz: FAILED"; exit 1; }; \
 	else echo "fuzz: clang++ not found, skipped"; fi
 
+# Google Benchmark microbenchmarks of the hot ops (kept out of the tests).
+microbench: deps
+	@dpkg-query -W -f='$${Status}' libbenchmark-dev 2>/dev/null | grep -q "ok installed" || \
+	  { [ "$$(id -u)" = 0 ] && apt-get install -y -qq libbenchmark-dev >/dev/null || { echo "run: sudo apt-get install -y libbenchmark-dev"; exit 1; }; }
+	cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_ARCH=$(ARCH) -DSEQGRAD_MICROBENCH=ON -DSEQGRAD_TESTS=OFF >/dev/null
+	cmake --build build-bench -j $(JOBS) --target seqgrad_microbench
+	./build-bench/src/seqgrad_microbench --benchmark_min_time=0.2
+
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) build-bench
 
 # Look at the report as a person would: headless Chromium renders it to a PNG
 # (needs Debian's chromium; the report comes from `make run`).

@@ -5,7 +5,10 @@
 // dependences, which the compiler turns into SIMD instructions.
 #include "autograd/kernels.h"
 
+#include "autograd/parallel.h"
+
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 namespace ag::inline AG_PRECISION::kernels {
@@ -49,34 +52,44 @@ inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
 // c (M, N) += a (M, K, read through strides) @ b (K, N, row-major).
 void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, Scalar* c, int M, int K, int N) {
   matmul_flops() += 2ULL * static_cast<std::uint64_t>(M) * static_cast<std::uint64_t>(N) * static_cast<std::uint64_t>(K);
-  // Column panels of b outermost: a K x NR panel stays in the L1 cache while
-  // every row tile of a passes over it.
-  for (int j = 0; j < N; j += NR) {
-    const int cols = std::min(NR, N - j);
-    int i = 0;
-    for (; i + MR <= M; i += MR) {
+  // Rows of c in tiles of MR, split between the threads when there is enough
+  // work; each thread walks the column panels of b over its own rows, so a
+  // K x NR panel stays in its L1 cache while its row tiles pass over it.
+  const int row_tiles = (M + MR - 1) / MR;
+  // One column panel of `COLS` columns starting at j, over rows [i_begin, i_end).
+  auto panel = [&]<int COLS>(int j, int i_begin, int i_end) {
+    for (int i = i_begin; i < i_end; i += MR) {
+      const int n_rows = std::min(MR, i_end - i);
       const Scalar* ai = a + i * a_rs;
-      if (cols == NR) {
-        tile<MR, NR>(ai, a_rs, a_cs, b + j, N, c + static_cast<long>(i) * N + j, N, K);
+      Scalar* ci = c + static_cast<long>(i) * N + j;
+      if (n_rows == MR) {
+        tile<MR, COLS>(ai, a_rs, a_cs, b + j, N, ci, N, K);
       } else {
-        edge(ai, a_rs, a_cs, b + j, N, c + static_cast<long>(i) * N + j, N, K, MR, cols);
+        for (int r = 0; r < n_rows; ++r) tile<1, COLS>(ai + r * a_rs, a_rs, a_cs, b + j, N, ci + static_cast<long>(r) * N, N, K);
       }
     }
-    for (; i < M; ++i) {
-      const Scalar* ai = a + i * a_rs;
-      if (cols == NR) {
-        tile<1, NR>(ai, a_rs, a_cs, b + j, N, c + static_cast<long>(i) * N + j, N, K);
-      } else {
-        edge(ai, a_rs, a_cs, b + j, N, c + static_cast<long>(i) * N + j, N, K, 1, cols);
-      }
-    }
+  };
+  auto rows = [&](int tile_begin, int tile_end) {
+    const int i_begin = tile_begin * MR, i_end = std::min(M, tile_end * MR);
+    int j = 0;
+    for (; j + NR <= N; j += NR) panel.template operator()<NR>(j, i_begin, i_end);
+    // Narrower panels for what is left (a head of width 16, a vocabulary of 11...).
+    if (j + NR / 2 <= N) panel.template operator()<NR / 2>(j, i_begin, i_end), j += NR / 2;
+    if (j + NR / 4 <= N) panel.template operator()<NR / 4>(j, i_begin, i_end), j += NR / 4;
+    if (j < N) edge(a + i_begin * a_rs, a_rs, a_cs, b + j, N, c + static_cast<long>(i_begin) * N + j, N, K, i_end - i_begin, N - j);
+  };
+  constexpr double kParallelWork = 1 << 18;  // multiply-adds below which a second thread costs more than it gives
+  if (static_cast<double>(M) * N * K >= kParallelWork) {
+    parallel_for(row_tiles, rows);
+  } else {
+    rows(0, row_tiles);
   }
 }
 
 }  // namespace
 
-std::uint64_t& matmul_flops() {
-  thread_local std::uint64_t flops = 0;
+std::atomic<std::uint64_t>& matmul_flops() {
+  static std::atomic<std::uint64_t> flops{0};
   return flops;
 }
 

@@ -3,6 +3,7 @@
 // matrices calls into here, so speed work happens in one place.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "autograd/scalar.h"
@@ -22,7 +23,7 @@ void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, in
 void matmul_tn_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
 void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
 
-// Multiply-adds done by the matmul kernels on this thread, times two (FLOPs).
-std::uint64_t& matmul_flops();
+// Multiply-adds done by the matmul kernels so far, on every thread, times two (FLOPs).
+std::atomic<std::uint64_t>& matmul_flops();
 
 }  // namespace ag::inline AG_PRECISION::kernels

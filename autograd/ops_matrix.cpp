@@ -2,6 +2,7 @@
 #include "autograd/detail.h"
 #include "autograd/kernels.h"
 #include "autograd/ops.h"
+#include "autograd/parallel.h"
 
 namespace ag::inline AG_PRECISION {
 
@@ -31,23 +32,31 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
   const std::size_t a_step = static_cast<std::size_t>(M) * K, b_step = static_cast<std::size_t>(K) * N,
                     c_step = static_cast<std::size_t>(M) * N;
-  for (std::size_t i = 0; i < batch; ++i) {
-    kernels::matmul_acc(a.data().data() + i * a_step, b.data().data() + i * b_step, out.data().data() + i * c_step, M, K, N);
-  }
+  // The batch (heads, sequences) is split between threads; each product then runs on one.
+  const Scalar* pa = a.data().data();
+  const Scalar* pb = b.data().data();
+  Scalar* pc = out.data().data();
+  parallel_for(static_cast<int>(batch), [&](int begin, int end) {
+    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
+      kernels::matmul_acc(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
+    }
+  });
   if (out.records()) {
     out.set_backward([an = a.node(), bn = b.node(), on = out.node(), batch, M, K, N, a_step, b_step, c_step] {
       // in the forward pass this was: c = a @ b, so now we have:
       //   da += dc @ b^T   (M, N) @ (N, K)
       //   db += a^T @ dc   (K, M) @ (M, N)
-      for (std::size_t i = 0; i < batch; ++i) {
-        const Scalar* dc = on->grad.data() + i * c_step;
-        if (an->requires_grad) {
-          kernels::matmul_nt_acc(dc, bn->data.data() + i * b_step, an->grad.data() + i * a_step, M, N, K);
+      parallel_for(static_cast<int>(batch), [&](int begin, int end) {
+        for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
+          const Scalar* dc = on->grad.data() + i * c_step;
+          if (an->requires_grad) {
+            kernels::matmul_nt_acc(dc, bn->data.data() + i * b_step, an->grad.data() + i * a_step, M, N, K);
+          }
+          if (bn->requires_grad) {
+            kernels::matmul_tn_acc(an->data.data() + i * a_step, dc, bn->grad.data() + i * b_step, K, M, N);
+          }
         }
-        if (bn->requires_grad) {
-          kernels::matmul_tn_acc(an->data.data() + i * a_step, dc, bn->grad.data() + i * b_step, K, M, N);
-        }
-      }
+      });
     });
   }
   return out;

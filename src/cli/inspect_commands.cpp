@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "src/bench/workloads.h"
 #include "src/cli/commands.h"
 #include "src/inspect/compare.h"
 #include "src/report/svg.h"
@@ -286,6 +287,45 @@ int run_compare_command(CompareArgs a) {
   return 0;
 }
 
+struct BenchArgs {
+  std::vector<std::string> workloads{"rnn", "transformer", "transformer-long"};
+  int steps = 20, threads = 1, sweep_max = 1024;
+  std::string sweep;
+  bool json = false;
+};
+
+int run_bench(const BenchArgs& a) {
+  std::FILE* human = a.json ? stderr : stdout;
+  const std::string build = bench::build_description();
+  if (!a.sweep.empty()) {
+    if (a.sweep != "len") throw std::invalid_argument("--sweep: only 'len' is known");
+    const auto points = bench::sweep_len(a.sweep_max, 4, std::max(3, a.steps / 4));
+    nlohmann::json j = nlohmann::json::array();
+    fmt::print(human, "one training step (batch 4) against sequence length; {}\n{:<12} {:>6} {:>10} {:>14}\n", build, "model", "T", "ms", "matmul MFLOP");
+    for (const auto& p : points) {
+      j.push_back({{"model", p.model}, {"len", p.len}, {"ms", p.ms}, {"flops_matmul", p.flops_matmul}});
+      fmt::print(human, "{:<12} {:>6} {:>10.2f} {:>14.1f}\n", p.model, p.len, p.ms, p.flops_matmul / 1e6);
+    }
+    if (a.json) std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  nlohmann::json j = nlohmann::json::array();
+  fmt::print(human, "standard workloads (../shared/WORKLOADS.md), {} thread(s), {} timed steps each; {}\n", a.threads, a.steps, build);
+  fmt::print(human, "{:<18} {:>10} {:>16} {:>12} {:>10} {:>8} {:>10}\n", "workload", "median ms", "p10-p90 ms", "tokens/s", "GFLOP/st", "GFLOP/s", "peak MiB");
+  for (const auto& name : a.workloads) {
+    const bench::BenchResult r = bench::run_workload(bench::find_workload(name), a.steps, a.threads);
+    j.push_back({{"workload", r.workload}, {"threads", r.threads}, {"steps", r.steps}, {"ms_per_step_median", r.ms_median},
+                 {"ms_per_step_p10", r.ms_p10}, {"ms_per_step_p90", r.ms_p90}, {"tokens_per_s", r.tokens_per_s},
+                 {"flops_per_step", r.flops}, {"flops_matmul_per_step", r.flops_matmul}, {"gflops", r.gflops},
+                 {"peak_rss_mib", r.peak_rss_mib}, {"build", build}});
+    fmt::print(human, "{:<18} {:>10.2f} {:>16} {:>12.0f} {:>10.3f} {:>8.1f} {:>10.0f}\n", r.workload, r.ms_median,
+               fmt::format("{:.2f}-{:.2f}", r.ms_p10, r.ms_p90), r.tokens_per_s, r.flops / 1e9, r.gflops, r.peak_rss_mib);
+  }
+  fmt::print(human, "peak MiB is the process's peak so far: run one workload alone (--workload NAME) for its own figure\n");
+  if (a.json) std::cout << j.dump(2) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands) {
@@ -335,6 +375,18 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   cmp->add_option("--out", c->out, "report directory")->capture_default_str();
   cmp->add_flag("--json", c->json, "print the report's data as JSON; the table goes to stderr");
   commands.emplace_back(cmp, [c] { return run_compare_command(*c); });
+
+  auto b = std::make_shared<BenchArgs>();
+  auto* bench = app.add_subcommand("bench", "time the standard workloads: ms per training step, tokens/s, FLOPs, memory");
+  bench->add_option("--workload", b->workloads, "rnn, transformer, transformer-long (repeatable)")
+      ->check(CLI::IsMember({"rnn", "transformer", "transformer-long"}))
+      ->capture_default_str();
+  bench->add_option("--steps", b->steps, "timed steps per workload (after 3 warm-up steps)")->check(CLI::Range(1, 100000))->capture_default_str();
+  bench->add_option("--threads", b->threads, "threads")->check(CLI::Range(1, 256))->capture_default_str();
+  bench->add_option("--sweep", b->sweep, "'len': time one step of the RNN and the Transformer at T = 16, 32, ...")->check(CLI::IsMember({"len"}));
+  bench->add_option("--sweep-max", b->sweep_max, "longest T of the sweep")->check(CLI::Range(16, 8192))->capture_default_str();
+  bench->add_flag("--json", b->json, "print JSON; the table goes to stderr");
+  commands.emplace_back(bench, [b] { return run_bench(*b); });
 }
 
 }  // namespace seqgrad::cli

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "autograd/parallel.h"
 #include "src/cli/commands.h"
 #include "src/train/checkpoint.h"
 #include "src/train/inspect_batch.h"
@@ -65,6 +66,7 @@ struct TrainArgs {
   bool no_ffn = false, no_causal = false, no_scale = false;
   std::string out, resume, save_grads;
   std::optional<int> steps_override;
+  int threads = 1;
   bool json = false;
 };
 
@@ -79,6 +81,7 @@ int run_train(TrainArgs a) {
   if (a.resume.empty() && a.out.empty()) a.out = "runs/" + c.model.kind + "-" + c.task.name;
 
   std::FILE* human = a.json ? stderr : stdout;
+  ag::set_num_threads(a.threads);
   g_stop = false;
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
@@ -163,6 +166,9 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   t->add_option("--steps", c.steps, "training steps")->check(CLI::Range(0, 100000000))->capture_default_str();
   t->add_option("--batch", c.batch, "sequences per step")->check(CLI::Range(1, 65536))->capture_default_str();
   t->add_option("--seed", c.seed, "seed of the weights and the data")->check(kSeed)->capture_default_str();
+  t->add_option("--threads", a->threads, "threads for the matrix products (results are bitwise the same for any count)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   t->add_option("--eval-size", c.eval_size, "held-out sequences in the final evaluation")->check(CLI::Range(1, 1000000))->capture_default_str();
   t->add_option("--checkpoint-every", c.checkpoint_every, "steps between checkpoints (0: at the end only)")->check(CLI::Range(0, 100000000))->capture_default_str();
   t->add_option("--out", a->out, "run directory for the log and checkpoint (default runs/<model>-<task>)");

@@ -189,3 +189,22 @@ TEST_CASE("seqgrad compare writes the report and prints where it is", "[cli][ins
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("unknown model 'cnn'") != std::string::npos);
 }
+
+TEST_CASE("seqgrad bench --json reports each workload's figures", "[cli][bench]") {
+  const auto r = run_seqgrad("bench --workload rnn --steps 2 --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 1);
+  CHECK(j[0]["workload"] == "rnn");
+  CHECK(j[0]["threads"] == 1);
+  CHECK(j[0]["ms_per_step_median"].get<double>() > 0);
+  CHECK(j[0]["gflops"].get<double>() > 0);
+  CHECK(j[0]["peak_rss_mib"].get<double>() > 0);
+  // 2 B T (E H + H H) for the cell and 2 B T H V for the head, forward; backward twice that, less the
+  // gradient of the zero initial state, which needs none (2 B H H): counted, not guessed
+  const double cell = 2.0 * 32 * 64 * (64 * 64 + 64 * 64), head = 2.0 * 32 * 64 * 64 * 16, h0 = 2.0 * 32 * 64 * 64;
+  CHECK(j[0]["flops_matmul_per_step"].get<double>() == Approx(3 * (cell + head) - h0));
+  CHECK(j[0]["build"].get<std::string>().find("flags") != std::string::npos);
+  const auto bad = run_seqgrad("bench --workload gpt");
+  CHECK(bad.exit_code == 2);
+}

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "autograd/parallel.h"
 #include "src/train/checkpoint.h"
 #include "src/train/loss.h"
 #include "src/train/trainer.h"
@@ -144,4 +145,16 @@ TEST_CASE("loading refuses a missing or foreign run directory", "[checkpoint][er
   const std::string dir = fresh_dir("empty");
   std::filesystem::create_directories(dir);
   CHECK_THROWS_WITH(train::load_checkpoint(dir), dir + " holds no checkpoint (checkpoint.safetensors is missing)");
+}
+
+TEST_CASE("two threads give bitwise the same loss curve as one", "[training][threads]") {
+  train::TrainConfig c = tiny("transformer", "copy", 8, 6);
+  c.model.d_model = 64;  // large enough for the kernels to split their work
+  c.batch = 32;
+  const train::TrainResult one = train::run_training(c, {});
+  ag::set_num_threads(2);
+  const train::TrainResult two = train::run_training(c, {});
+  ag::set_num_threads(1);
+  CHECK(losses(one) == losses(two));
+  CHECK(one.eval.loss == two.eval.loss);
 }

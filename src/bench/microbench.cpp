@@ -1,0 +1,69 @@
+// Microbenchmarks (Google Benchmark) of the hot ops at the standard workloads'
+// shapes. Built with -DSEQGRAD_MICROBENCH=ON, run by hand, never by the tests:
+//   build-bench/src/seqgrad_microbench --benchmark_min_time=0.2
+#include <benchmark/benchmark.h>
+
+#include "autograd/kernels.h"
+#include "autograd/ops.h"
+
+namespace {
+
+std::vector<ag::Scalar> random_values(std::size_t n, std::uint64_t seed) {
+  ag::Rng rng(seed);
+  std::vector<ag::Scalar> v(n);
+  for (auto& x : v) x = static_cast<ag::Scalar>(rng.normal());
+  return v;
+}
+
+// c (M, N) += a (M, K) @ b (K, N) at the workloads' shapes.
+void BM_Matmul(benchmark::State& state) {
+  const int M = static_cast<int>(state.range(0)), K = static_cast<int>(state.range(1)), N = static_cast<int>(state.range(2));
+  const auto a = random_values(static_cast<std::size_t>(M) * K, 1), b = random_values(static_cast<std::size_t>(K) * N, 2);
+  std::vector<ag::Scalar> c(static_cast<std::size_t>(M) * N);
+  for (auto _ : state) {
+    ag::kernels::matmul_acc(a.data(), b.data(), c.data(), M, K, N);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * M * N * K, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_Matmul)->Args({2048, 64, 64})->Args({2048, 64, 256})->Args({2048, 256, 64})->Args({64, 16, 64})->Args({64, 64, 16})->Args({256, 256, 256});
+
+void BM_SoftmaxForwardBackward(benchmark::State& state) {
+  const int rows = static_cast<int>(state.range(0)), V = static_cast<int>(state.range(1));
+  ag::Tensor x({rows, V}, random_values(static_cast<std::size_t>(rows) * V, 3), true);
+  for (auto _ : state) {
+    x.zero_grad();
+    ag::sum(ag::softmax(x)).backward();
+  }
+}
+BENCHMARK(BM_SoftmaxForwardBackward)->Args({32 * 4 * 64, 64})->Args({4 * 4 * 512, 512});
+
+void BM_LayerNormForwardBackward(benchmark::State& state) {
+  const int rows = static_cast<int>(state.range(0));
+  ag::Tensor x({rows, 64}, random_values(static_cast<std::size_t>(rows) * 64, 4), true);
+  ag::Tensor g = ag::Tensor::full({64}, 1, true), b = ag::Tensor::zeros({64}, true);
+  for (auto _ : state) ag::sum(ag::layer_norm(x, g, b)).backward();
+}
+BENCHMARK(BM_LayerNormForwardBackward)->Arg(2048);
+
+// One attention head set of the transformer workload: (B, T, C) with 4 heads of 16.
+void BM_AttentionForwardBackward(benchmark::State& state) {
+  const int B = 32, T = static_cast<int>(state.range(0)), C = 64, H = 4, D = C / H;
+  ag::Tensor x({B, T, C}, random_values(static_cast<std::size_t>(B) * T * C, 5), true);
+  ag::Tensor wq({C, C}, random_values(C * C, 6), true), wk({C, C}, random_values(C * C, 7), true), wv({C, C}, random_values(C * C, 8), true);
+  const auto mask = ag::causal_mask(T);
+  for (auto _ : state) {
+    ag::Tensor q = ag::matmul(x, wq), k = ag::matmul(x, wk), v = ag::matmul(x, wv);
+    std::vector<ag::Tensor> heads;
+    for (int h = 0; h < H; ++h) {
+      ag::Tensor s = ag::matmul(ag::slice(q, -1, h * D, (h + 1) * D), ag::transpose(ag::slice(k, -1, h * D, (h + 1) * D))) * ag::Scalar(0.25);
+      heads.push_back(ag::matmul(ag::softmax(ag::masked_fill(s, mask, {T, T}, -1e9)), ag::slice(v, -1, h * D, (h + 1) * D)));
+    }
+    ag::sum(ag::concat(heads, -1)).backward();
+  }
+}
+BENCHMARK(BM_AttentionForwardBackward)->Arg(64)->Arg(256);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,131 @@
+#include "src/bench/workloads.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "autograd/kernels.h"
+#include "autograd/parallel.h"
+#include "src/nn/optim.h"
+
+namespace seqgrad::bench {
+
+namespace {
+
+nn::ModelConfig base(const std::string& kind, int max_len) {
+  nn::ModelConfig c;
+  c.kind = kind;
+  c.vocab = c.out_dim = 16;
+  c.d_model = 64;
+  c.layers = kind == "transformer" ? 2 : 1;
+  c.heads = 4;
+  c.ffn_mult = 4;
+  c.max_len = max_len;
+  return c;
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+struct StepTimer {
+  std::unique_ptr<nn::SequenceModel> model;
+  std::unique_ptr<nn::Optimizer> optimizer;
+  nn::SequenceInput input;
+  std::vector<int> targets;
+
+  StepTimer(const nn::ModelConfig& config, int batch, int len) {
+    model = nn::make_model(config, 0);
+    nn::OptimizerConfig oc;
+    oc.beta2 = 0.999;  // PyTorch's defaults, as the reference uses
+    oc.eps = 1e-8;
+    optimizer = std::make_unique<nn::Optimizer>(model->named_parameters(), oc);
+    ag::Rng rng(1234);
+    input = {batch, len, std::vector<int>(static_cast<std::size_t>(batch * len)), {}};
+    targets.resize(input.tokens.size());
+    for (int& t : input.tokens) t = rng.randint(0, config.vocab);
+    for (int& t : targets) t = rng.randint(0, config.vocab);
+  }
+  // One step; returns its milliseconds.
+  double step() {
+    const auto t0 = std::chrono::steady_clock::now();
+    model->zero_grad();
+    ag::Tensor loss = ag::cross_entropy(model->forward(input).logits, targets);
+    loss.backward();
+    optimizer->step(1e-3);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+};
+
+// Element-wise work of one step: every op's output elements, once forward and twice backward.
+double elementwise_flops(StepTimer& s) {
+  s.model->zero_grad();
+  ag::Tensor loss = ag::cross_entropy(s.model->forward(s.input).logits, s.targets);
+  double elements = 0;
+  for (const ag::Node* n : ag::topological_order(loss.node()))
+    if (!n->parents.empty() && std::string(n->op) != "matmul") elements += static_cast<double>(n->data.size());
+  return 3 * elements;
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+}  // namespace
+
+std::vector<Workload> standard_workloads() {
+  return {{"rnn", base("rnn", 64), 32, 64}, {"transformer", base("transformer", 64), 32, 64}, {"transformer-long", base("transformer", 512), 4, 512}};
+}
+
+Workload find_workload(const std::string& name) {
+  for (const Workload& w : standard_workloads())
+    if (w.name == name) return w;
+  throw std::invalid_argument("unknown workload '" + name + "'; expected rnn, transformer or transformer-long");
+}
+
+BenchResult run_workload(const Workload& w, int steps, int threads) {
+  if (steps < 1) throw std::invalid_argument("--steps must be positive");
+  ag::set_num_threads(threads);
+  StepTimer s(w.model, w.batch, w.len);
+  for (int i = 0; i < 3; ++i) s.step();  // warm up: first allocations, caches
+  const std::uint64_t before = ag::kernels::matmul_flops();
+  s.step();
+  BenchResult r{w.name, threads, steps, w.batch, w.len};
+  r.flops_matmul = static_cast<double>(ag::kernels::matmul_flops() - before);
+  r.flops = r.flops_matmul + elementwise_flops(s);
+  std::vector<double> ms;
+  for (int i = 0; i < steps; ++i) ms.push_back(s.step());
+  r.ms_median = percentile(ms, 0.5);
+  r.ms_p10 = percentile(ms, 0.1);
+  r.ms_p90 = percentile(ms, 0.9);
+  r.tokens_per_s = w.batch * w.len / (r.ms_median / 1000);
+  r.gflops = r.flops / (r.ms_median / 1000) / 1e9;
+  r.peak_rss_mib = peak_rss_mib();
+  ag::set_num_threads(1);
+  return r;
+}
+
+std::vector<SweepPoint> sweep_len(int max_len, int batch, int steps) {
+  std::vector<SweepPoint> out;
+  for (const char* kind : {"rnn", "transformer"}) {
+    for (int len = 16; len <= max_len; len *= 2) {
+      StepTimer s(base(kind, len), batch, len);
+      s.step();
+      const std::uint64_t before = ag::kernels::matmul_flops();
+      std::vector<double> ms{s.step()};
+      const double flops = static_cast<double>(ag::kernels::matmul_flops() - before);
+      for (int i = 1; i < steps; ++i) ms.push_back(s.step());
+      out.push_back({kind, len, percentile(ms, 0.5), flops});
+    }
+  }
+  return out;
+}
+
+std::string build_description() { return std::string(SEQGRAD_BUILD_TYPE) + ", flags:" + SEQGRAD_CXX_FLAGS; }
+
+}  // namespace seqgrad::bench

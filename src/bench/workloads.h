@@ -1,0 +1,48 @@
+// The standard workloads of ../shared/WORKLOADS.md, timed: one training step is
+// zero the gradients, forward, cross-entropy over every position, backward, one
+// Adam update (lr 1e-3), on random tokens from a fixed seed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/nn/model.h"
+
+namespace seqgrad::bench {
+
+struct Workload {
+  std::string name;
+  nn::ModelConfig model;
+  int batch = 0, len = 0;
+};
+
+std::vector<Workload> standard_workloads();           // rnn, transformer, transformer-long
+Workload find_workload(const std::string& name);     // throws std::invalid_argument naming the choices
+
+struct BenchResult {
+  std::string workload;
+  int threads = 1, steps = 0, batch = 0, len = 0;
+  double ms_median = 0, ms_p10 = 0, ms_p90 = 0;  // over the timed steps (after 3 warm-up steps)
+  double tokens_per_s = 0;
+  double flops_matmul = 0;   // counted in the matmul kernels: projections, FFN, attention products, the head
+  double flops = 0;          // plus an estimate for the element-wise ops (one FLOP per element and op, two backward)
+  double gflops = 0;         // flops / median step time
+  double peak_rss_mib = 0;   // of the process so far
+};
+
+BenchResult run_workload(const Workload& w, int steps, int threads);
+
+// Time one training step of each model at T = 16, 32, ... up to max_len:
+// the RNN's cost grows linearly with T, attention's quadratically.
+struct SweepPoint {
+  std::string model;
+  int len = 0;
+  double ms = 0;
+  double flops_matmul = 0;
+};
+std::vector<SweepPoint> sweep_len(int max_len, int batch, int steps);
+
+// "Release -O3 -march=x86-64-v3": what the figures were measured with.
+std::string build_description();
+
+}  // namespace seqgrad::bench
