@@ -31,6 +31,8 @@ inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
     const Scalar* bk = b + k * ldb;
     for (int r = 0; r < ROWS; ++r) {
       const Scalar ark = a[r * a_rs + k * a_cs];
+      // Vectorise across the columns; left alone, GCC may pick the k loop instead and spill the tile.
+#pragma omp simd
       for (int j = 0; j < COLS; ++j) acc[r][j] += ark * bk[j];
     }
   }

@@ -88,6 +88,11 @@ std::vector<Case> all_cases() {
        [](V x) { return masked_fill(x[0], causal_mask(4), {4, 4}, -1e9); }},
       {"layer_norm", {{{2, 3, 5}}, {{5}}, {{5}}}, [](V x) { return layer_norm(x[0], x[1], x[2]); }},
       {"rotary", {{{2, 5, 6}}}, [](V x) { return rotary(x[0], 100); }},
+      {"rotary (per head)", {{{2, 5, 8}}}, [](V x) { return rotary(x[0], 100, 4); }},
+      {"attention (causal, 2 heads)", {{{2, 4, 6}}, {{2, 4, 6}}, {{2, 4, 6}}},
+       [](V x) { return attention(x[0], x[1], x[2], 2, true, 0.5); }},
+      {"attention (full, 3 heads)", {{{2, 3, 6}}, {{2, 3, 6}}, {{2, 3, 6}}},
+       [](V x) { return attention(x[0], x[1], x[2], 3, false, 0.7); }},
       {"dropout", {{{4, 5}}},
        [](V x) {
          Rng rng(7);  // the same mask on every evaluation

@@ -81,11 +81,19 @@ Tensor masked_fill(const Tensor& x, const std::vector<std::uint8_t>& mask, const
 std::vector<std::uint8_t> causal_mask(int T);  // (T, T), 1 above the diagonal: query i may not see key j > i
 // x (..., C), gamma (C), beta (C): normalise each row to mean 0, variance 1, then scale and shift.
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scalar eps = 1e-5);
+// Multi-head scaled dot-product attention, fused (ops_attention.cpp):
+// q, k, v (B, T, C) with C = heads * D; for each head h (channels [h D, (h+1) D)):
+// softmax(q_h k_h^T * scale, with keys after the query masked when causal) v_h,
+// the heads side by side -> (B, T, C). The weights (B, heads, T, T) are copied
+// to *weights when it is given.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, bool causal, Scalar scale, Tensor* weights = nullptr);
+
 // Rotary position encoding (RoPE): x (..., T, D), D even. Each pair of
 // channels (2i, 2i+1) at position t is rotated by the angle t * base^(-2i/D),
 // so that the dot product of two rotated vectors depends only on the distance
-// between their positions.
-Tensor rotary(const Tensor& x, Scalar base = 10000);
+// between their positions. With `period` P > 0 the last dimension is treated
+// as groups of P channels (attention heads), each rotated as if it stood alone.
+Tensor rotary(const Tensor& x, Scalar base = 10000, int period = 0);
 // Zero each element with probability p and scale the rest by 1/(1-p); the
 // identity when not training or p == 0.
 Tensor dropout(const Tensor& x, Scalar p, Rng& rng, bool training);

@@ -285,7 +285,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
 }
 
 // x: (..., T, D) -> (..., T, D)
-Tensor rotary(const Tensor& x, Scalar base) {
+Tensor rotary(const Tensor& x, Scalar base, int period) {
   detail::check_defined("rotary", x);
   if (x.ndim() < 2 || x.shape().back() % 2 != 0) {
     throw ShapeError("rotary: needs shape (..., T, D) with D even, got " + to_string(x.shape()));
@@ -293,12 +293,17 @@ Tensor rotary(const Tensor& x, Scalar base) {
   if (!(base > 1)) throw ValueError("rotary: base must be greater than 1");
   const auto T = static_cast<std::size_t>(x.shape()[x.shape().size() - 2]);
   const auto D = static_cast<std::size_t>(x.shape().back());
+  if (period < 0 || (period > 0 && (period % 2 != 0 || D % static_cast<std::size_t>(period) != 0))) {
+    throw ValueError("rotary: period " + std::to_string(period) + " must be even and divide the last dimension of " + to_string(x.shape()));
+  }
+  const auto P = period > 0 ? static_cast<std::size_t>(period) : D;  // channels rotated as one group
   const std::size_t batch = (T > 0 && D > 0) ? x.numel() / (T * D) : 0;
   // cos and sin of every (position, pair) angle, shared by forward and backward.
   std::vector<Scalar> cosines(T * D / 2), sines(T * D / 2);
   for (std::size_t t = 0; t < T; ++t) {
     for (std::size_t i = 0; i < D / 2; ++i) {
-      const double angle = static_cast<double>(t) * std::pow(static_cast<double>(base), -2.0 * static_cast<double>(i) / static_cast<double>(D));
+      const double pair = static_cast<double>((2 * i) % P);  // 2i within its group
+      const double angle = static_cast<double>(t) * std::pow(static_cast<double>(base), -pair / static_cast<double>(P));
       cosines[t * D / 2 + i] = static_cast<Scalar>(std::cos(angle));
       sines[t * D / 2 + i] = static_cast<Scalar>(std::sin(angle));
     }

@@ -44,9 +44,9 @@ int run_gradcheck(std::uint64_t seed, bool json) {
   } else {
     fmt::print("gradient check of {} ops in float64: central differences, eps {:g}, pass if max rel error <= {:g}\n\n",
                report.ops.size(), report.eps, report.tolerance);
-    fmt::print("{:<24} {:<22} {:>7} {:>12} {:>12}  {}\n", "op", "input shapes", "checked", "max abs err", "max rel err", "result");
+    fmt::print("{:<28} {:<28} {:>7} {:>12} {:>12}  {}\n", "op", "input shapes", "checked", "max abs err", "max rel err", "result");
     for (const ag::OpCheck& c : report.ops) {
-      fmt::print("{:<24} {:<22} {:>7} {:>12.2e} {:>12.2e}  {}\n", c.op, c.shapes, c.checked, c.max_abs_error, c.max_rel_error,
+      fmt::print("{:<28} {:<28} {:>7} {:>12.2e} {:>12.2e}  {}\n", c.op, c.shapes, c.checked, c.max_abs_error, c.max_rel_error,
                  c.passed ? "pass" : "FAIL");
     }
     fmt::print("\n{}; worst relative error {:.2e} ({})\n",

@@ -20,31 +20,18 @@ MultiHeadAttention::MultiHeadAttention(const ModelConfig& c, ag::Rng& rng)
 }
 
 ag::Tensor MultiHeadAttention::forward(const ag::Tensor& x, ag::Tensor* weights) const {
-  // x: (B, T, C); q, k, v: (B, T, C), cut into heads of width D = C / heads along the last axis
-  const int T = x.size(1), C = x.size(2), D = C / heads_;
-  const ag::Tensor q = w_q_.forward(x), k = w_k_.forward(x), v = w_v_.forward(x);
+  // x: (B, T, C); q, k, v: (B, T, C), whose channels [h D, (h+1) D) are head h's, D = C / heads
+  const int C = x.size(2), D = C / heads_;
+  ag::Tensor q = w_q_.forward(x), k = w_k_.forward(x), v = w_v_.forward(x);
+  if (rope_) {
+    q = ag::rotary(q, 10000, D);  // each head rotated on its own
+    k = ag::rotary(k, 10000, D);
+  }
   const auto scale = static_cast<ag::Scalar>(scale_ ? 1 / std::sqrt(static_cast<double>(D)) : 1.0);
-  const std::vector<std::uint8_t> mask = causal_ ? ag::causal_mask(T) : std::vector<std::uint8_t>{};
-  std::vector<ag::Tensor> head_outputs, head_weights;
-  for (int h = 0; h < heads_; ++h) {
-    ag::Tensor qh = ag::slice(q, -1, h * D, (h + 1) * D);  // (B, T, D)
-    ag::Tensor kh = ag::slice(k, -1, h * D, (h + 1) * D);
-    ag::Tensor vh = ag::slice(v, -1, h * D, (h + 1) * D);
-    if (rope_) {
-      qh = ag::rotary(qh);
-      kh = ag::rotary(kh);
-    }
-    ag::Tensor scores = ag::matmul(qh, ag::transpose(kh)) * scale;  // (B, T, T): query i against key j
-    if (causal_) scores = ag::masked_fill(scores, mask, {T, T}, ag::Scalar(-1e9));
-    ag::Tensor w = ag::softmax(scores);                             // each row sums to 1
-    head_outputs.push_back(ag::matmul(w, vh));                      // (B, T, D)
-    head_weights.push_back(w);
-  }
-  if (weights) {
-    ag::NoGrad no_grad;  // a copy for looking at, not part of the graph
-    *weights = ag::stack(head_weights, 1);  // (B, heads, T, T)
-  }
-  return w_o_.forward(heads_ == 1 ? head_outputs[0] : ag::concat(head_outputs, -1));
+  // softmax(q_h k_h^T * scale) v_h for every head, the future masked when causal: one fused op
+  // (autograd/ops_attention.cpp), tested equal to the head-by-head composition of slice, matmul,
+  // transpose, masked_fill and softmax.
+  return w_o_.forward(ag::attention(q, k, v, heads_, causal_, scale, weights));
 }
 
 FeedForward::FeedForward(const ModelConfig& c, ag::Rng& rng)
