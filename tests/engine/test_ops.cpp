@@ -244,3 +244,50 @@ TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes"
     CHECK(compare(k::matmul_nt_acc, k::matmul_nt_acc_reference, a, bt) < tol);
   }
 }
+
+TEST_CASE("fused attention equals the head-by-head composition of plain ops, values and gradients", "[ops][attention]") {
+  ag::Rng rng(12);
+  auto random = [&](ag::Shape s) {
+    std::vector<ag::Scalar> v(ag::numel(s));
+    for (auto& x : v) x = static_cast<ag::Scalar>(rng.normal());
+    return Tensor(s, v, true);
+  };
+  for (bool causal : {true, false}) {
+    const int B = 2, T = 5, C = 8, H = 2, D = C / H;
+    Tensor q = random({B, T, C}), k = random({B, T, C}), v = random({B, T, C}), g = random({B, T, C});
+    const ag::Scalar scale = 0.5;
+    // The plain version: what MultiHeadAttention computed before the fused op.
+    auto composed = [&](const Tensor& qq, const Tensor& kk, const Tensor& vv, std::vector<Tensor>& weights) {
+      std::vector<Tensor> heads;
+      for (int h = 0; h < H; ++h) {
+        Tensor s = ag::matmul(ag::slice(qq, -1, h * D, (h + 1) * D), ag::transpose(ag::slice(kk, -1, h * D, (h + 1) * D))) * scale;
+        if (causal) s = ag::masked_fill(s, ag::causal_mask(T), {T, T}, -1e9);
+        weights.push_back(ag::softmax(s));
+        heads.push_back(ag::matmul(weights.back(), ag::slice(vv, -1, h * D, (h + 1) * D)));
+      }
+      return ag::concat(heads, -1);
+    };
+    std::vector<Tensor> plain_weights;
+    Tensor plain = composed(q, k, v, plain_weights);
+    ag::sum(plain * g).backward();
+    const std::vector<ag::Scalar> dq = q.grad(), dk = k.grad(), dv = v.grad();
+    q.zero_grad(), k.zero_grad(), v.zero_grad();
+    Tensor weights;
+    Tensor fused = ag::attention(q, k, v, H, causal, scale, &weights);
+    ag::sum(fused * g).backward();
+    INFO((causal ? "causal" : "full"));
+    CHECK(weights.shape() == ag::Shape{B, H, T, T});
+    for (std::size_t i = 0; i < fused.numel(); ++i) CHECK(fused.data()[i] == Approx(plain.data()[i]).margin(1e-5));
+    for (std::size_t i = 0; i < dq.size(); ++i) {
+      CHECK(q.grad()[i] == Approx(dq[i]).margin(1e-4));
+      CHECK(k.grad()[i] == Approx(dk[i]).margin(1e-4));
+      CHECK(v.grad()[i] == Approx(dv[i]).margin(1e-4));
+    }
+    // head 1 of sequence 0, query 3: the weights are the composed softmax's
+    for (int j = 0; j < T; ++j) {
+      CHECK(weights.data()[static_cast<std::size_t>(((0 * H + 1) * T + 3) * T + j)] == Approx(plain_weights[1].data()[static_cast<std::size_t>(3 * T + j)]).margin(1e-6));
+    }
+  }
+  CHECK_THROWS_WITH(ag::attention(Tensor::zeros({1, 2, 6}), Tensor::zeros({1, 2, 6}), Tensor::zeros({1, 2, 6}), 4, true, 1),
+                    "attention: 4 heads do not divide the width 6");
+}
