@@ -56,7 +56,7 @@ train::TrainConfig fresh_config(const std::string& kind, const tasks::TaskOption
   c.model.init = init;
   c.task = task_options;
   c.seed = seed;
-  c.schedule = {kind == "transformer" ? "warmup-rsqrt" : "constant", 100, 0};
+  c.schedule = train::default_schedule(kind, 0);
   return c;
 }
 

@@ -74,7 +74,7 @@ int run_train(TrainArgs a) {
   train::TrainConfig& c = a.config;
   const bool transformer = c.model.kind == "transformer";
   c.model.layers = a.layers ? a.layers : (transformer ? 2 : 1);
-  c.schedule.kind = !a.schedule.empty() ? a.schedule : (transformer ? "warmup-rsqrt" : "constant");
+  c.schedule.kind = !a.schedule.empty() ? a.schedule : train::default_schedule(c.model.kind, c.steps).kind;
   c.model.ffn = !a.no_ffn;
   c.model.causal = !a.no_causal;
   c.model.scale_attention = !a.no_scale;
@@ -159,7 +159,7 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   t->add_option("--momentum", c.optim.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))->capture_default_str();
   t->add_option("--weight-decay", c.optim.weight_decay, "weight decay")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   t->add_option("--clip", c.clip, "max global gradient norm (0: off)")->check(CLI::Range(0.0, 1e9))->capture_default_str();
-  t->add_option("--schedule", a->schedule, "constant, warmup-rsqrt or cosine (default: warmup-rsqrt for a Transformer, constant otherwise)")
+  t->add_option("--schedule", a->schedule, "constant, warmup-rsqrt or cosine (default: cosine for a Transformer, constant otherwise)")
       ->check(CLI::IsMember({"constant", "warmup-rsqrt", "cosine"}));
   c.schedule.warmup = 100;
   t->add_option("--warmup", c.schedule.warmup, "warmup steps")->check(CLI::Range(0, 1000000))->capture_default_str();

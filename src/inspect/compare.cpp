@@ -33,7 +33,7 @@ train::TrainConfig contender_config(const CompareConfig& c, const std::string& m
   t.batch = c.batch;
   t.seed = c.seed;
   t.eval_size = c.eval_size;
-  t.schedule = {model == "transformer" ? "warmup-rsqrt" : "constant", 100, c.steps};
+  t.schedule = train::default_schedule(model, c.steps);
   return t;
 }
 

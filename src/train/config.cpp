@@ -68,3 +68,12 @@ void complete_from_task(TrainConfig& c, const tasks::TaskInfo& info) {
 }
 
 }  // namespace seqgrad::train
+
+namespace seqgrad::train {
+
+nn::Schedule default_schedule(const std::string& model_kind, int steps) {
+  if (model_kind == "transformer") return {"cosine", 100, steps};
+  return {"constant", 100, steps};
+}
+
+}  // namespace seqgrad::train
