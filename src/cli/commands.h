@@ -12,6 +12,7 @@ using Runner = std::function<int()>;  // returns the exit code
 
 void add_engine_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);  // gradcheck, graph
 void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);   // train, eval, sample
+void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);      // lab
 void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands); // grads, paths, attention, compare
 
 // A seed: a whole number >= 0 (CLI11 would quietly wrap -3 into a huge unsigned one).

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   seqgrad::cli::add_engine_commands(app, commands);
   seqgrad::cli::add_train_commands(app, commands);
   seqgrad::cli::add_inspect_commands(app, commands);
+  seqgrad::cli::add_lab_commands(app, commands);
 
   // CLI11 would only say that a subcommand is required; name the word it did not know.
   std::string names;

@@ -208,3 +208,20 @@ TEST_CASE("seqgrad bench --json reports each workload's figures", "[cli][bench]"
   const auto bad = run_seqgrad("bench --workload gpt");
   CHECK(bad.exit_code == 2);
 }
+
+TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
+  const auto list = run_seqgrad("lab --list --json");
+  REQUIRE(list.exit_code == 0);
+  const auto names = nlohmann::json::parse(list.out);
+  CHECK(names.size() >= 8);
+  const auto r = run_seqgrad("lab rope --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["name"] == "rope");
+  CHECK(j["holds"] == true);
+  CHECK(j["figures"]["spread"].get<double>() < 1e-4);
+  CHECK(j["claim"].get<std::string>().find("distance") != std::string::npos);
+  const auto bad = run_seqgrad("lab frob");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("unknown lab 'frob'") != std::string::npos);
+}

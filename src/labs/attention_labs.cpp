@@ -1,0 +1,240 @@
+// Labs on attention itself: the chapter's worked example, why scores are
+// divided by sqrt(d_k), what attention without positions cannot tell apart,
+// and what the n x n scores cost.
+#include <chrono>
+#include <cmath>
+#include <fmt/core.h>
+
+#include "autograd/kernels.h"
+#include "autograd/ops.h"
+#include "src/labs/registry.h"
+#include "src/nn/model.h"
+
+namespace seqgrad::labs {
+
+LabResult attention_by_hand(const std::vector<std::vector<double>>& vectors, int query) {
+  const int n = static_cast<int>(vectors.size());
+  if (n < 2) throw std::invalid_argument("attention-by-hand needs at least two vectors");
+  const int d = static_cast<int>(vectors[0].size());
+  for (const auto& v : vectors)
+    if (static_cast<int>(v.size()) != d || d == 0) throw std::invalid_argument("attention-by-hand: every vector needs the same, non-zero length");
+  if (query < 0 || query >= n) throw std::invalid_argument("attention-by-hand: the query must be one of the vectors");
+  std::vector<ag::Scalar> data;
+  for (const auto& v : vectors) data.insert(data.end(), v.begin(), v.end());
+  const ag::Tensor X({n, d}, data);                       // every word's vector: keys and values
+  const ag::Tensor q = ag::select(X, 0, query);
+  const ag::Tensor scores = ag::matmul(ag::reshape(q, {1, d}), ag::transpose(X));  // (1, n): q . x_j
+  const ag::Tensor weights = ag::softmax(scores);
+  const ag::Tensor mixed = ag::matmul(weights, X);        // (1, d): the query's new vector
+  LabResult r;
+  std::vector<double> s(scores.data().begin(), scores.data().end()), w(weights.data().begin(), weights.data().end()),
+      m(mixed.data().begin(), mixed.data().end());
+  r.figures["scores"] = s;
+  r.figures["weights"] = w;
+  r.figures["new_vector"] = m;
+  const int top = static_cast<int>(std::max_element(w.begin(), w.end()) - w.begin());
+  r.figures["largest_weight_on"] = top;
+  for (int j = 0; j < n; ++j) r.lines.push_back(fmt::format("vector {}: score {:.3f}, weight {:.3f}", j, s[static_cast<std::size_t>(j)], w[static_cast<std::size_t>(j)]));
+  std::string nv;
+  for (double x : m) nv += (nv.empty() ? "" : ", ") + fmt::format("{:.3f}", x);
+  r.lines.push_back("new vector of the query: (" + nv + ")");
+  // The claim: the weights follow the scores (softmax keeps their order) and
+  // the most similar vector, by dot product, contributes most.
+  bool ordered = true;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (s[static_cast<std::size_t>(i)] > s[static_cast<std::size_t>(j)] && !(w[static_cast<std::size_t>(i)] > w[static_cast<std::size_t>(j)])) ordered = false;
+  double total = 0;
+  for (double x : w) total += x;
+  r.figures["weights_sum"] = total;
+  r.holds = ordered && std::abs(total - 1) < 1e-5;
+  return r;
+}
+
+namespace {
+
+LabResult chapter_example() {
+  LabResult r = attention_by_hand({{1, 0}, {0.9, 0.1}, {0, 1}}, 0);
+  r.name = "attention-by-hand";
+  const auto& w = r.figures["weights"];
+  // a = (1, 0), b = (0.9, 0.1), c = (0, 1): the scores must be 1, 0.9, 0 and
+  // a's new vector must hold mostly a and b (its first component dominates).
+  const auto& s = r.figures["scores"];
+  const auto& m = r.figures["new_vector"];
+  const bool scores_right = std::abs(s[0].get<double>() - 1) < 1e-6 && std::abs(s[1].get<double>() - 0.9) < 1e-6 && std::abs(s[2].get<double>()) < 1e-6;
+  r.holds = r.holds && scores_right && w[0].get<double>() + w[1].get<double>() > 2 * w[2].get<double>() && m[0].get<double>() > m[1].get<double>();
+  r.lines.insert(r.lines.begin(), "a = (1, 0), b = (0.9, 0.1), c = (0, 1); a is the query");
+  return r;
+}
+
+// Variance of q.k for unit-variance q and k, against d_k, with and without the
+// 1/sqrt(d_k); and what an unscaled softmax over 16 keys does to its gradient.
+LabResult sqrt_dk() {
+  LabResult r;
+  ag::Rng rng(17);
+  bool holds = true;
+  for (int d : {4, 16, 64, 256, 512}) {
+    constexpr int kPairs = 4000;
+    double sum = 0, sum2 = 0;
+    for (int p = 0; p < kPairs; ++p) {
+      double dot = 0;
+      for (int i = 0; i < d; ++i) dot += rng.normal() * rng.normal();
+      sum += dot;
+      sum2 += dot * dot;
+    }
+    const double var = sum2 / kPairs - (sum / kPairs) * (sum / kPairs);
+    // softmax over 16 keys, unscaled and scaled: largest weight and the gradient reaching the scores
+    auto softmax_stats = [&](double scale) {
+      std::vector<ag::Scalar> sc(16);
+      for (auto& x : sc) {
+        double dot = 0;
+        for (int i = 0; i < d; ++i) dot += rng.normal() * rng.normal();
+        x = static_cast<ag::Scalar>(dot * scale);
+      }
+      ag::Tensor scores({16}, sc, true);
+      ag::Tensor w = ag::softmax(scores);
+      const double top = *std::max_element(w.data().begin(), w.data().end());
+      ag::select(w, 0, static_cast<int>(std::max_element(w.data().begin(), w.data().end()) - w.data().begin())).backward();
+      double g = 0;
+      for (auto x : scores.grad()) g += double(x) * x;
+      return std::pair{top, std::sqrt(g)};
+    };
+    const auto [top_raw, grad_raw] = softmax_stats(1.0);
+    const auto [top_scaled, grad_scaled] = softmax_stats(1 / std::sqrt(double(d)));
+    r.figures["d_k"].push_back(d);
+    r.figures["var_dot"].push_back(var);
+    r.figures["var_scaled"].push_back(var / d);
+    r.figures["max_weight_unscaled"].push_back(top_raw);
+    r.figures["max_weight_scaled"].push_back(top_scaled);
+    r.figures["grad_norm_unscaled"].push_back(grad_raw);
+    r.figures["grad_norm_scaled"].push_back(grad_scaled);
+    r.lines.push_back(fmt::format("d_k {:>3}: var(q.k) {:>7.1f} (= {:.2f} d_k), scaled {:.2f}; softmax over 16 keys: top weight {:.3f} unscaled, {:.3f} scaled; |grad| {:.2e} vs {:.2e}",
+                                  d, var, var / d, var / d, top_raw, top_scaled, grad_raw, grad_scaled));
+    holds = holds && std::abs(var / d - 1) < 0.15;
+    if (d >= 256) holds = holds && top_raw > 0.9 && grad_raw < 0.3 * grad_scaled;
+  }
+  r.holds = holds;
+  return r;
+}
+
+// The same Transformer, without positional encoding and without a causal
+// mask, on a sentence and its permutation: the outputs are the same rows,
+// permuted. With the sinusoidal encoding they are not.
+LabResult no_position() {
+  LabResult r;
+  // words: 0 dog, 1 bit, 2 man; and the Korean 3 개가, 4 사람을, 5 물었다
+  struct Pair {
+    std::string a, b;
+    std::vector<int> x, perm;  // y = x[perm]
+  };
+  const std::vector<Pair> pairs{{"dog bit man", "man bit dog", {0, 1, 2}, {2, 1, 0}},
+                                {"개가 사람을 물었다", "사람을 개가 물었다", {3, 4, 5}, {1, 0, 2}}};
+  bool holds = true;
+  for (const char* pos : {"none", "sinusoidal"}) {
+    nn::ModelConfig c;
+    c.kind = "transformer";
+    c.vocab = c.out_dim = 6;
+    c.d_model = 16;
+    c.heads = 2;
+    c.layers = 2;
+    c.causal = false;
+    c.pos = pos;
+    c.max_len = 8;
+    const auto model = nn::make_model(c, 3);
+    for (const Pair& p : pairs) {
+      std::vector<int> y;
+      for (int i : p.perm) y.push_back(p.x[static_cast<std::size_t>(i)]);
+      const ag::Tensor ox = model->forward({1, 3, p.x, {}}).logits, oy = model->forward({1, 3, y, {}}).logits;
+      double diff = 0;  // output row t of y against row perm[t] of x
+      for (int t = 0; t < 3; ++t)
+        for (int v = 0; v < 6; ++v)
+          diff = std::max(diff, std::abs(double(oy.data()[static_cast<std::size_t>(t * 6 + v)]) - ox.data()[static_cast<std::size_t>(p.perm[static_cast<std::size_t>(t)] * 6 + v)]));
+      r.figures[std::string("max_diff_") + pos].push_back(diff);
+      r.lines.push_back(fmt::format("{:<11} \"{}\" vs \"{}\": largest difference after un-permuting {:.2e}", pos, p.a, p.b, diff));
+      holds = holds && (std::string(pos) == "none" ? diff < 1e-5 : diff > 1e-2);
+    }
+  }
+  r.holds = holds;
+  return r;
+}
+
+// Attention's score matrix at n and 10 n tokens against the RNN's steps: counted
+// FLOPs and measured time.
+LabResult quadratic_cost() {
+  LabResult r;
+  auto attention_cost = [](int n) {
+    ag::Rng rng(1);
+    std::vector<ag::Scalar> v(static_cast<std::size_t>(n) * 64);
+    for (auto& x : v) x = static_cast<ag::Scalar>(rng.normal());
+    const ag::Tensor q({1, n, 64}, v);
+    const std::uint64_t before = ag::kernels::matmul_flops();
+    const auto t0 = std::chrono::steady_clock::now();
+    int reps = 0;
+    do {
+      ag::attention(q, q, q, 4, false, 0.25);
+      ++reps;
+    } while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(200));
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
+    return std::pair{static_cast<double>(ag::kernels::matmul_flops() - before) / reps, ms};
+  };
+  auto rnn_cost = [](int n) {
+    nn::ModelConfig c;
+    c.kind = "rnn";
+    c.vocab = c.out_dim = 8;
+    c.d_model = 64;
+    c.layers = 1;
+    const auto model = nn::make_model(c, 1);
+    const nn::SequenceInput in{1, n, std::vector<int>(static_cast<std::size_t>(n), 1), {}};
+    ag::NoGrad no_grad;
+    const std::uint64_t before = ag::kernels::matmul_flops();
+    const auto t0 = std::chrono::steady_clock::now();
+    int reps = 0;
+    do {
+      model->forward(in);
+      ++reps;
+    } while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(200));
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
+    return std::pair{static_cast<double>(ag::kernels::matmul_flops() - before) / reps, ms};
+  };
+  const int n = 64;
+  const auto [af1, at1] = attention_cost(n);
+  const auto [af10, at10] = attention_cost(10 * n);
+  const auto [rf1, rt1] = rnn_cost(n);
+  const auto [rf10, rt10] = rnn_cost(10 * n);
+  r.figures = {{"n", n},
+               {"attention_flops_ratio", af10 / af1},
+               {"attention_time_ratio", at10 / at1},
+               {"rnn_flops_ratio", rf10 / rf1},
+               {"rnn_time_ratio", rt10 / rt1},
+               {"attention_flops", {af1, af10}},
+               {"attention_ms", {at1, at10}},
+               {"rnn_flops", {rf1, rf10}},
+               {"rnn_ms", {rt1, rt10}}};
+  r.lines.push_back(fmt::format("attention scores and mixing, n = {} -> {}: FLOPs x{:.1f}, time x{:.1f}", n, 10 * n, af10 / af1, at10 / at1));
+  r.lines.push_back(fmt::format("RNN over the sequence,      n = {} -> {}: FLOPs x{:.1f}, time x{:.1f}", n, 10 * n, rf10 / rf1, rt10 / rt1));
+  // Counted FLOPs are exact: 100 and 10. Time is measured on a shared machine: allow it a wide band.
+  r.holds = std::abs(af10 / af1 - 100) < 1 && std::abs(rf10 / rf1 - 10) < 0.5 && at10 / at1 > 30 && rt10 / rt1 < 30;
+  return r;
+}
+
+}  // namespace
+
+void add_attention_labs(std::vector<Lab>& labs) {
+  labs.push_back({"attention-by-hand", "chapter 17, self-check 2",
+                  "With a = (1,0), b = (0.9,0.1), c = (0,1) and a as the query, the scores are the dot products (1, 0.9, 0), the "
+                  "softmax keeps their order, and a's new vector holds mostly a and b.",
+                  chapter_example});
+  labs.push_back({"no-position", "chapter 17, self-check 3",
+                  "Without positional encoding, self-attention cannot tell \"dog bit man\" from \"man bit dog\": permuting the input "
+                  "permutes the output and changes nothing else. With an encoding it can.",
+                  no_position});
+  labs.push_back({"quadratic-cost", "chapter 17, self-check 4",
+                  "Ten times the tokens cost attention about a hundred times the work (n x n scores), a recurrent network ten times.",
+                  quadratic_cost});
+  labs.push_back({"sqrt-dk", "paper analysis: dividing by sqrt(d_k)",
+                  "With unit-variance q and k, the variance of q.k grows in proportion to d_k; divided by sqrt(d_k) it stays near 1. "
+                  "Unscaled, the softmax saturates to one winner and its gradient vanishes.",
+                  sqrt_dk});
+}
+
+}  // namespace seqgrad::labs

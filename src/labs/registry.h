@@ -1,0 +1,12 @@
+// Each family of labs adds itself to the list. Internal to src/labs.
+#pragma once
+
+#include "src/labs/lab.h"
+
+namespace seqgrad::labs {
+
+void add_attention_labs(std::vector<Lab>& labs);  // attention_labs.cpp
+void add_position_labs(std::vector<Lab>& labs);   // position_labs.cpp
+void add_chain_labs(std::vector<Lab>& labs);      // chain_labs.cpp
+
+}  // namespace seqgrad::labs
