@@ -10,7 +10,9 @@
 #include "src/train/checkpoint.h"
 #include "src/train/inspect_batch.h"
 #include "src/train/progress.h"
+#include "src/tasks/eval_sets.h"
 #include "src/tasks/toy_language.h"
+#include <filesystem>
 #include "src/train/trainer.h"
 #include <fstream>
 
@@ -215,7 +217,7 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
     return 0;
   });
 
-  auto* md = app.add_subcommand("make-data", "write the shipped corpus (toylang.txt) into a directory, as data/ holds it");
+  auto* md = app.add_subcommand("make-data", "write the shipped data (toylang.txt, eval/*.tsv) into a directory, as data/ holds it");
   md->add_option("dir", e->dir, "directory to write to")->required();
   commands.emplace_back(md, [e] {
     const std::string path = e->dir + "/toylang.txt";
@@ -223,6 +225,13 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
     out << tasks::generate_toy_language(tasks::kToyCorpusChars, tasks::kToyCorpusSeed);
     if (!out.flush()) throw std::runtime_error("cannot write " + path);
     fmt::print("wrote {}\n", path);
+    std::filesystem::create_directories(e->dir + "/eval");
+    for (const char* name : {"copy", "reverse", "sort", "recall", "adding", "copy-memory"}) {
+      const auto task = tasks::make_task({name, 0, ""});
+      const std::string set = fmt::format("{}/eval/{}-{}.tsv", e->dir, name, task->info().len);
+      tasks::write_eval_set(*task, set, tasks::kEvalSetSize, tasks::kEvalSetSeed);
+      fmt::print("wrote {}\n", set);
+    }
     return 0;
   });
 

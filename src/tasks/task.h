@@ -47,8 +47,10 @@ class Task {
   virtual std::string token_text(int id) const;
   // For the lm task: ids of a string's characters, and the text a batch is drawn from.
   virtual std::vector<int> encode(const std::string& text) const;
-  // Batches of the held-out evaluation set: at least `count` sequences, the same
-  // on every call. Tasks with a held-out split (lm) draw from it; the others from `seed`.
+  // Batches of the held-out evaluation set, the same on every call: the set
+  // shipped in data/eval/ for this task and length when there is one (its
+  // first `count` sequences, in batches of `batch`), else `count` sequences
+  // drawn from `seed`. The lm task draws from the held-out end of its text.
   virtual std::vector<Batch> eval_batches(int count, int batch, std::uint64_t seed) const;
 };
 

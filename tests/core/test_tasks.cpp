@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "src/tasks/task.h"
+#include "src/tasks/eval_sets.h"
 #include "src/tasks/toy_language.h"
 
 using namespace seqgrad::tasks;
@@ -169,4 +170,33 @@ TEST_CASE("tasks refuse bad names, lengths and texts with a clear message", "[ta
   CHECK_THROWS_WITH(make_task({"lm", 8, write("short.txt", "hello")}), Catch::Contains("too few for --len 8"));
   auto korean = make_task({"lm", 4, write("ko.txt", std::string(200, ' ') + "개가 사람을 물었다")});
   CHECK(korean->info().vocab == 9);  // a space and the 8 distinct syllables of 개가 사람을 물었다
+}
+
+TEST_CASE("the shipped eval sets are what make-data writes, and evaluation reads them", "[tasks][data]") {
+  for (const char* name : {"copy", "reverse", "sort", "recall", "adding", "copy-memory"}) {
+    auto t = task(name);
+    INFO(name);
+    const std::string shipped = eval_set_path(t->info());
+    const std::string fresh = "/tmp/seqgrad-test-evalset.tsv";
+    write_eval_set(*t, fresh, kEvalSetSize, kEvalSetSeed);
+    std::ifstream a(shipped, std::ios::binary), b(fresh, std::ios::binary);
+    std::stringstream sa, sb;
+    sa << a.rdbuf();
+    sb << b.rdbuf();
+    REQUIRE_FALSE(sa.str().empty());
+    CHECK(sa.str() == sb.str());
+    // evaluation uses the shipped sequences, whatever the run's seed, in batches of the size asked
+    ag::Rng rng(kEvalSetSeed);
+    const Batch drawn = t->sample(kEvalSetSize, rng);
+    const std::vector<Batch> eval = t->eval_batches(100, 32, 12345);
+    REQUIRE(eval.size() == 4);
+    CHECK(eval[0].B == 32);
+    if (!drawn.targets.empty()) {
+      CHECK(eval[1].targets == std::vector<int>(drawn.targets.begin() + 32 * drawn.T, drawn.targets.begin() + 64 * drawn.T));
+    } else {
+      CHECK(eval[1].features[7] == drawn.features[static_cast<std::size_t>(32 * drawn.T * 2 + 7)]);
+    }
+    CHECK(eval[0].distance.size() == static_cast<std::size_t>(32 * drawn.T));
+    if (!drawn.values.empty()) CHECK(eval[0].values[5] == drawn.values[5]);
+  }
 }
