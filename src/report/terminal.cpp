@@ -55,7 +55,7 @@ std::string terminal_log_chart(const std::vector<Series>& series, const std::str
 
 std::string terminal_heatmap(const std::vector<std::vector<double>>& values, const std::vector<std::string>& row_labels, bool log_scale,
                              bool colour) {
-  static const char kShades[] = " .:-=+*#%@";
+  static const char* const kShades[] = {" ", "░", "▒", "▓", "█"};  // Unicode shades, low to high
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   auto f = [&](double v) { return log_scale ? (v > 0 ? std::log10(v) : std::nan("")) : v; };
   for (const auto& row : values)
@@ -74,13 +74,15 @@ std::string terminal_heatmap(const std::vector<std::vector<double>>& values, con
         const int grey = 232 + static_cast<int>(std::lround(u * 23));  // the 24-step grey ramp
         out += fmt::format("\x1b[48;5;{}m  \x1b[0m", grey);
       } else {
-        out += std::string(2, kShades[static_cast<int>(std::lround(u * 9))]);
+        const char* shade = kShades[std::lround(u * 4)];
+        out += shade;
+        out += shade;
       }
     }
     out += "\n";
   }
   out += fmt::format("{:>{}} scale: {} = {:.3g} ... {} = {:.3g}{}\n", "", label_width, colour ? "dark" : "' '", log_scale ? std::pow(10, lo) : lo,
-                     colour ? "light" : "'@'", log_scale ? std::pow(10, hi) : hi, log_scale ? " (log)" : "");
+                     colour ? "light" : "'█'", log_scale ? std::pow(10, hi) : hi, log_scale ? " (log)" : "");
   return out;
 }
 

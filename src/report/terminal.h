@@ -14,8 +14,8 @@ namespace seqgrad::report {
 std::string terminal_log_chart(const std::vector<Series>& series, const std::string& x_label, const std::string& y_label,
                                int width = 64, int height = 14);
 
-// One character cell per value: shades " .:-=+*#%@" from low to high, or with
-// `colour` a 24-step grey-to-yellow background (ANSI 256 colours).
+// Two character cells per value: the Unicode shades " ░▒▓█" from low to high,
+// or with `colour` a 24-step grey background (ANSI 256 colours).
 std::string terminal_heatmap(const std::vector<std::vector<double>>& values, const std::vector<std::string>& row_labels,
                              bool log_scale, bool colour);
 
