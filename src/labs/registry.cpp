@@ -10,6 +10,7 @@ const std::vector<Lab>& all_labs() {
     add_chain_labs(l);
     add_attention_labs(l);
     add_position_labs(l);
+    add_training_labs(l);
     // Each lab's result carries its own name and claim, whatever the function filled in.
     for (Lab& lab : l) {
       auto run = lab.run;

@@ -12,6 +12,7 @@ TEST_CASE("lab quadratic-cost holds", "[labs]") { CHECK(labs::find_lab("quadrati
 TEST_CASE("lab sqrt-dk holds", "[labs]") { CHECK(labs::find_lab("sqrt-dk").run().holds); }
 TEST_CASE("lab pe-shift holds", "[labs]") { CHECK(labs::find_lab("pe-shift").run().holds); }
 TEST_CASE("lab rope holds", "[labs]") { CHECK(labs::find_lab("rope").run().holds); }
+TEST_CASE("lab gates holds", "[labs][training]") { CHECK(labs::find_lab("gates").run().holds); }
 
 TEST_CASE("lab attention-by-hand: the chapter's numbers", "[labs]") {
   const labs::LabResult r = labs::find_lab("attention-by-hand").run();
