@@ -19,7 +19,7 @@ nn::ModelConfig base(const std::string& kind, int max_len) {
   c.kind = kind;
   c.vocab = c.out_dim = 16;
   c.d_model = 64;
-  c.layers = kind == "transformer" ? 2 : 1;
+  c.layers = nn::default_layers(kind);
   c.heads = 4;
   c.ffn_mult = 4;
   c.max_len = max_len;

@@ -52,7 +52,7 @@ train::TrainConfig fresh_config(const std::string& kind, const tasks::TaskOption
   train::TrainConfig c;
   c.model.kind = kind;
   c.model.d_model = d_model;
-  c.model.layers = kind == "transformer" ? 2 : 1;
+  c.model.layers = nn::default_layers(kind);
   c.model.init = init;
   c.task = task_options;
   c.seed = seed;
@@ -86,15 +86,12 @@ int run_grads(const GradsArgs& a) {
       c.batch = a.batch;
     }
     const auto task = tasks::make_task(c.task);
-    if (!a.checkpoint.empty()) {
-      out["task"] = task->info().name;
-      out["len"] = task->info().len;
-    } else {
+    if (a.checkpoint.empty()) {
       train::complete_from_task(c, task->info());
       c.validate();
-      out["task"] = task->info().name;
-      out["len"] = task->info().len;
     }
+    out["task"] = task->info().name;
+    out["len"] = task->info().len;
     const tasks::Batch probe = task->eval_batches(a.batch, a.batch, train::eval_seed(c.seed)).front();
     nlohmann::json m;
     if (a.every > 0) {
@@ -196,7 +193,7 @@ int run_paths(const PathsArgs& a) {
     c.vocab = c.out_dim = 8;
     c.d_model = 16;
     c.heads = 2;
-    c.layers = a.layers ? a.layers : (kind == "transformer" ? 2 : 1);
+    c.layers = a.layers ? a.layers : nn::default_layers(kind);
     c.max_len = max_len;
     const auto model = nn::make_model(c, 0);
     std::vector<inspect::PathReport> reports;

@@ -74,8 +74,7 @@ struct TrainArgs {
 
 int run_train(TrainArgs a) {
   train::TrainConfig& c = a.config;
-  const bool transformer = c.model.kind == "transformer";
-  c.model.layers = a.layers ? a.layers : (transformer ? 2 : 1);
+  c.model.layers = a.layers ? a.layers : nn::default_layers(c.model.kind);
   c.schedule.kind = !a.schedule.empty() ? a.schedule : train::default_schedule(c.model.kind, c.steps).kind;
   c.model.ffn = !a.no_ffn;
   c.model.causal = !a.no_causal;

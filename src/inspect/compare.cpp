@@ -27,7 +27,7 @@ train::TrainConfig contender_config(const CompareConfig& c, const std::string& m
   train::TrainConfig t;
   t.model.kind = model;
   t.model.d_model = c.d_model;
-  t.model.layers = model == "transformer" ? 2 : 1;
+  t.model.layers = nn::default_layers(model);
   t.task = c.task;
   t.steps = c.steps;
   t.batch = c.batch;

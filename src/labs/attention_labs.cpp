@@ -55,7 +55,6 @@ namespace {
 
 LabResult chapter_example() {
   LabResult r = attention_by_hand({{1, 0}, {0.9, 0.1}, {0, 1}}, 0);
-  r.name = "attention-by-hand";
   const auto& w = r.figures["weights"];
   // a = (1, 0), b = (0.9, 0.1), c = (0, 1): the scores must be 1, 0.9, 0 and
   // a's new vector must hold mostly a and b (its first component dominates).

@@ -15,7 +15,7 @@ nn::ModelConfig small(const std::string& kind, int max_len) {
   c.kind = kind;
   c.vocab = c.out_dim = 17;
   c.d_model = 64;
-  c.layers = kind == "transformer" ? 2 : 1;
+  c.layers = nn::default_layers(kind);
   c.max_len = max_len;
   return c;
 }

@@ -25,7 +25,7 @@ LabResult gates() {
       train::TrainConfig c;
       c.model.kind = kind;
       c.model.d_model = 32;
-      c.model.layers = std::string(kind) == "transformer" ? 2 : 1;
+      c.model.layers = nn::default_layers(kind);
       c.task = {"recall", d, ""};
       c.steps = 400;
       c.batch = 32;

@@ -94,6 +94,9 @@ class InputLayer : public Module {
   int features_ = 0;
 };
 
+// The default depth: 2 blocks for a Transformer, 1 layer for a recurrent model.
+inline int default_layers(const std::string& kind) { return kind == "transformer" ? 2 : 1; }
+
 // Builds the model the config names, with parameters drawn from `seed`.
 std::unique_ptr<SequenceModel> make_model(const ModelConfig& config, std::uint64_t seed);
 
