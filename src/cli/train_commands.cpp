@@ -139,7 +139,7 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       ->check(CLI::IsMember(tasks::task_names()))
       ->capture_default_str();
   t->add_option("--len", c.task.len, "the task's length (0: the task's default)")->check(CLI::Range(0, 4096))->capture_default_str();
-  t->add_option("--text", c.task.text_path, "lm: train on this UTF-8 file instead of the shipped toy language");
+  t->add_option("--text", c.task.text_path, "lm, words: train on this UTF-8 file instead of the shipped toy language");
   t->add_option("--d-model", c.model.d_model, "hidden size (recurrent) or width (Transformer)")->check(CLI::Range(1, 4096))->capture_default_str();
   t->add_option("--layers", a->layers, "layers (default 2 for a Transformer, 1 otherwise)")->check(CLI::Range(1, 64));
   t->add_option("--heads", c.model.heads, "attention heads")->check(CLI::Range(1, 256))->capture_default_str();
@@ -234,17 +234,17 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
     return 0;
   });
 
-  auto* sa = app.add_subcommand("sample", "show held-out inputs, predictions and targets side by side, or generate text (lm)");
+  auto* sa = app.add_subcommand("sample", "show held-out inputs, predictions and targets side by side, or generate text (lm, words)");
   sa->add_option("dir", e->dir, "run directory")->required();
   sa->add_option("--count", e->count, "examples to show")->check(CLI::Range(1, 1000))->capture_default_str();
-  sa->add_option("--prompt", e->prompt, "lm: text to continue");
-  sa->add_option("--chars", e->chars, "lm: characters to generate")->check(CLI::Range(1, 100000))->capture_default_str();
+  sa->add_option("--prompt", e->prompt, "lm, words: text to continue");
+  sa->add_option("--chars", e->chars, "lm, words: tokens (characters or words) to generate")->check(CLI::Range(1, 100000))->capture_default_str();
   sa->add_option("--temperature", e->temperature, "lm: 0 for greedy, else sample from softmax(logits / T)")->check(CLI::Range(0.0, 100.0))->capture_default_str();
   sa->add_option("--seed", e->seed, "seed for sampling")->check(kSeed)->capture_default_str();
   commands.emplace_back(sa, [e] {
     const train::Checkpoint ck = train::load_checkpoint(e->dir);
     const auto task = tasks::make_task(ck.config.task);
-    if (task->info().name == "lm") {
+    if (task->info().text) {
       const std::string text = train::generate_text(*ck.model, *task, e->prompt, e->chars, e->temperature, e->seed);
       fmt::print("{}{}\n", e->prompt, text);
       return 0;

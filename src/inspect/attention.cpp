@@ -8,7 +8,7 @@ namespace seqgrad::inspect {
 std::vector<int> parse_tokens(const tasks::Task& task, const std::string& text) {
   const tasks::TaskInfo& info = task.info();
   if (info.vocab == 0) throw std::invalid_argument("the " + info.name + " task has real-valued inputs, not tokens");
-  if (info.name == "lm") return task.encode(text);
+  if (info.text) return task.encode(text);
   std::vector<int> ids;
   std::istringstream in(text);
   for (std::string word; in >> word;) {

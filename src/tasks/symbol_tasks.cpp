@@ -1,4 +1,4 @@
-// Tasks on symbol sequences: copy, reverse, sort, recall and copy-memory.
+// Tasks on symbol sequences: copy, reverse, sort, recall, copy-memory, and and lookback and modsum.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -160,8 +160,82 @@ class CopyMemoryTask : public Task {
   TaskInfo info_;
 };
 
+// Tasks on random symbols 0..vocab-1 where, from position `first` on, the
+// target at t is a function of a few symbols before t. Each isolates one part
+// of the Transformer (the multi-head and ffn labs).
+class SymbolFunctionTask : public Task {
+ public:
+  const TaskInfo& info() const override { return info_; }
+  Batch sample(int B, ag::Rng& rng) const override {
+    const int T = info_.seq_len;
+    Batch b{B, T, std::vector<int>(static_cast<std::size_t>(B * T)), {}, std::vector<int>(static_cast<std::size_t>(B * T), kIgnore), {},
+            std::vector<int>(static_cast<std::size_t>(B * T), -1)};
+    for (int& v : b.tokens) v = rng.randint(0, info_.vocab);
+    for (int s = 0; s < B; ++s) {
+      const int* x = b.tokens.data() + static_cast<std::ptrdiff_t>(s) * T;
+      for (int t = first_; t < T; ++t) b.targets[static_cast<std::size_t>(s * T + t)] = target(x, t);
+    }
+    return b;
+  }
+
+ protected:
+  virtual int target(const int* x, int t) const = 0;
+  TaskInfo info_;
+  int first_ = 0;
+};
+
+// lookback: the target at t is the three bits 1, 2 and 4 positions back read as
+// one number, 4 x_{t-1} + 2 x_{t-2} + x_{t-4} (8 classes). Each position must
+// draw on three others at once.
+class LookbackTask : public SymbolFunctionTask {
+ public:
+  explicit LookbackTask(int len) {
+    check_len("lookback", len, 5, 4096);
+    first_ = 4;
+    info_.name = "lookback";
+    info_.len = info_.seq_len = len;
+    info_.vocab = 2;
+    info_.out_dim = 8;
+    info_.input = "len random bits";
+    info_.target = "4 x[t-1] + 2 x[t-2] + x[t-4] at every position t >= 4";
+    info_.scored = "positions 4..len-1";
+    info_.chance_metric = "token_acc";
+    info_.chance = 1.0 / 8;
+    info_.chance_text = "one of 8 values at random";
+  }
+
+ private:
+  int target(const int* x, int t) const override { return 4 * x[t - 1] + 2 * x[t - 2] + x[t - 4]; }
+};
+
+// modsum: symbols 0..4; the target at t is (x_{t-1} + x_{t-2}) mod 5, XOR
+// generalised from two symbols to five: a table of 25 cases that no weighted
+// sum of the two symbols gives.
+class ModSumTask : public SymbolFunctionTask {
+ public:
+  static constexpr int kSymbols = 5;
+  explicit ModSumTask(int len) {
+    check_len("modsum", len, 3, 4096);
+    first_ = 2;
+    info_.name = "modsum";
+    info_.len = info_.seq_len = len;
+    info_.vocab = info_.out_dim = kSymbols;
+    info_.input = "len random symbols from 0..4";
+    info_.target = "(x[t-1] + x[t-2]) mod 5 at every position t >= 2";
+    info_.scored = "positions 2..len-1";
+    info_.chance_metric = "token_acc";
+    info_.chance = 1.0 / kSymbols;
+    info_.chance_text = "one of 5 symbols at random";
+  }
+
+ private:
+  int target(const int* x, int t) const override { return (x[t - 1] + x[t - 2]) % kSymbols; }
+};
+
 }  // namespace
 
+std::unique_ptr<Task> make_lookback_task(int len) { return std::make_unique<LookbackTask>(len ? len : 16); }
+std::unique_ptr<Task> make_modsum_task(int len) { return std::make_unique<ModSumTask>(len ? len : 16); }
 std::unique_ptr<Task> make_copy_task(const std::string& variant, int len) { return std::make_unique<CopyTask>(variant, len ? len : 10); }
 std::unique_ptr<Task> make_recall_task(int len) { return std::make_unique<RecallTask>(len ? len : 64); }
 std::unique_ptr<Task> make_copy_memory_task(int len) { return std::make_unique<CopyMemoryTask>(len ? len : 100); }

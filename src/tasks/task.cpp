@@ -29,16 +29,21 @@ std::vector<Batch> Task::eval_batches(int count, int batch, std::uint64_t seed) 
   return out;
 }
 
-std::vector<std::string> task_names() { return {"copy", "reverse", "sort", "recall", "adding", "copy-memory", "lm"}; }
+std::vector<std::string> task_names() {
+  return {"copy", "reverse", "sort", "recall", "adding", "copy-memory", "lookback", "modsum", "lm", "words"};
+}
 
 std::unique_ptr<Task> make_task(const TaskOptions& o) {
   if (o.len < 0) throw std::invalid_argument("--len must be positive, got " + std::to_string(o.len));
-  if (!o.text_path.empty() && o.name != "lm") throw std::invalid_argument("--text is only for the lm task");
+  if (!o.text_path.empty() && o.name != "lm" && o.name != "words") throw std::invalid_argument("--text is only for the lm and words tasks");
   if (o.name == "copy" || o.name == "reverse" || o.name == "sort") return make_copy_task(o.name, o.len);
   if (o.name == "recall") return make_recall_task(o.len);
   if (o.name == "copy-memory") return make_copy_memory_task(o.len);
   if (o.name == "adding") return make_adding_task(o.len);
+  if (o.name == "lookback") return make_lookback_task(o.len);
+  if (o.name == "modsum") return make_modsum_task(o.len);
   if (o.name == "lm") return make_lm_task(o.len, o.text_path);
+  if (o.name == "words") return make_words_task(o.len, o.text_path);
   std::string names;
   for (const auto& n : task_names()) names += (names.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown task '" + o.name + "'; expected one of " + names);

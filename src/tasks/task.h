@@ -31,6 +31,8 @@ struct TaskInfo {
   int out_dim = 0;        // classes per position, or 1 for a regression
   bool regression = false;
   bool sequence_metric = false;  // exact-sequence accuracy means something (several scored positions)
+  bool text = false;             // lm, words: drawn from a text; `sample` can continue a prompt
+  std::string separator = " ";   // between tokens shown in a row: "" for characters
   std::string input, target, scored;  // one line each, for people
   std::string chance_metric;  // "token_acc", "mse" or "loss": what `chance` measures
   double chance = 0;          // the score of the best guess that ignores the input

@@ -42,12 +42,14 @@ std::vector<Example> show_examples(const nn::SequenceModel& model, const tasks::
   std::vector<Example> examples;
   for (int s = 0; s < b.B; ++s) {
     Example e;
-    auto join = [](std::string& into, const std::string& piece, bool chars) { into += (into.empty() || chars ? "" : " ") + piece; };
-    const bool chars = info.name == "lm";
+    auto join = [&info](std::string& into, const std::string& piece, bool plain = false) {
+      if (!into.empty()) into += plain ? " " : info.separator;
+      into += piece;
+    };
     if (info.regression) {
       for (int t = 0; t < b.T; ++t) {
         const float v = b.features[static_cast<std::size_t>((s * b.T + t) * 2)];
-        if (b.features[static_cast<std::size_t>((s * b.T + t) * 2 + 1)] > 0) join(e.input, fmt::format("[{:.2f}]", v), false);
+        if (b.features[static_cast<std::size_t>((s * b.T + t) * 2 + 1)] > 0) join(e.input, fmt::format("[{:.2f}]", v), true);
       }
       const double pred = out.logits.data()[static_cast<std::size_t>(s * b.T + b.T - 1)];
       e.prediction = fmt::format("{:.3f}", pred);
@@ -59,12 +61,12 @@ std::vector<Example> show_examples(const nn::SequenceModel& model, const tasks::
     e.correct = true;
     for (int t = 0; t < b.T; ++t) {
       const auto i = static_cast<std::size_t>(s * b.T + t);
-      join(e.input, task.token_text(b.tokens[i]), chars);
+      join(e.input, task.token_text(b.tokens[i]));
       if (b.targets[i] == tasks::kIgnore) continue;
       const ag::Scalar* row = out.logits.data().data() + i * V;
       const int best = static_cast<int>(std::max_element(row, row + V) - row);
-      join(e.prediction, task.token_text(best), chars);
-      join(e.target, task.token_text(b.targets[i]), chars);
+      join(e.prediction, task.token_text(best));
+      join(e.target, task.token_text(b.targets[i]));
       e.correct = e.correct && best == b.targets[i];
     }
     examples.push_back(e);
@@ -74,7 +76,7 @@ std::vector<Example> show_examples(const nn::SequenceModel& model, const tasks::
 
 std::string generate_text(const nn::SequenceModel& model, const tasks::Task& task, const std::string& prompt, int chars,
                           double temperature, std::uint64_t seed) {
-  if (task.info().name != "lm") throw std::invalid_argument("text generation is for a model trained on the lm task");
+  if (!task.info().text) throw std::invalid_argument("text generation is for a model trained on the lm or words task");
   if (chars < 1) throw std::invalid_argument("--chars must be positive");
   if (!(temperature >= 0 && std::isfinite(temperature))) throw std::invalid_argument("--temperature must be a finite number >= 0");
   std::vector<int> ids = task.encode(prompt.empty() ? task.token_text(0) : prompt);
@@ -104,7 +106,7 @@ std::string generate_text(const nn::SequenceModel& model, const tasks::Task& tas
       }
     }
     ids.push_back(next);
-    text += task.token_text(next);
+    text += task.info().separator + task.token_text(next);
   }
   return text;
 }

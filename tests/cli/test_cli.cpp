@@ -114,7 +114,7 @@ TEST_CASE("seqgrad train and eval refuse wrong input with one line", "[cli][trai
                         Case{"train --lr abc", 2, "--lr"},
                         Case{"train --d-model 10 --heads 4 --steps 1 --out /tmp/seqgrad-x", 2, "d_model 10 is not divisible by heads 4"},
                         Case{"train --task lm --text /nonexistent.txt --out /tmp/seqgrad-x", 2, "cannot read the text file /nonexistent.txt"},
-                        Case{"train --task copy --text /etc/hostname --out /tmp/seqgrad-x", 2, "--text is only for the lm task"},
+                        Case{"train --task copy --text /etc/hostname --out /tmp/seqgrad-x", 2, "--text is only for the lm and words tasks"},
                         Case{"eval /nonexistent/run", 1, "no run directory at /nonexistent/run"},
                         Case{"eval", 2, "dir is required"},
                         Case{"sample /tmp", 1, "/tmp holds no checkpoint"}}) {
@@ -213,7 +213,9 @@ TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
   const auto list = run_seqgrad("lab --list --json");
   REQUIRE(list.exit_code == 0);
   const auto names = nlohmann::json::parse(list.out);
-  CHECK(names.size() >= 8);
+  REQUIRE(names.size() == 12);
+  CHECK(names[0]["name"] == "two-walls");
+  CHECK(names[11]["name"] == "gates");
   const auto r = run_seqgrad("lab rope --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);

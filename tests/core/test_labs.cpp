@@ -12,7 +12,11 @@ TEST_CASE("lab quadratic-cost holds", "[labs]") { CHECK(labs::find_lab("quadrati
 TEST_CASE("lab sqrt-dk holds", "[labs]") { CHECK(labs::find_lab("sqrt-dk").run().holds); }
 TEST_CASE("lab pe-shift holds", "[labs]") { CHECK(labs::find_lab("pe-shift").run().holds); }
 TEST_CASE("lab rope holds", "[labs]") { CHECK(labs::find_lab("rope").run().holds); }
-TEST_CASE("lab gates holds", "[labs][training]") { CHECK(labs::find_lab("gates").run().holds); }
+TEST_CASE("lab qk-asymmetry holds", "[labs]") { CHECK(labs::find_lab("qk-asymmetry").run().holds); }
+// Labs that train several models for thousands of steps: seconds here, minutes under ASan (make test-asan skips "trained lab").
+TEST_CASE("trained lab gates holds", "[labs][training]") { CHECK(labs::find_lab("gates").run().holds); }
+TEST_CASE("trained lab multi-head holds", "[labs][training]") { CHECK(labs::find_lab("multi-head").run().holds); }
+TEST_CASE("trained lab ffn holds", "[labs][training]") { CHECK(labs::find_lab("ffn").run().holds); }
 
 TEST_CASE("lab attention-by-hand: the chapter's numbers", "[labs]") {
   const labs::LabResult r = labs::find_lab("attention-by-hand").run();

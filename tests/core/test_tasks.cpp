@@ -126,6 +126,52 @@ TEST_CASE("lm: windows of the shipped corpus, next characters as targets, entrop
   CHECK(back == "the cat");
 }
 
+TEST_CASE("words: the corpus's 76 words as tokens, each window shifted by one word", "[tasks]") {
+  auto t = task("words", 8);
+  const TaskInfo& info = t->info();
+  CHECK(info.vocab == 76);
+  CHECK(info.separator == " ");
+  CHECK(info.chance > 2.0);
+  CHECK(info.chance < std::log(76.0));
+  ag::Rng rng(6);
+  const Batch b = t->sample(3, rng);
+  for (int s = 0; s < 3; ++s)
+    for (int k = 0; k + 1 < 8; ++k) CHECK(b.targets[static_cast<std::size_t>(s * 8 + k)] == b.tokens[static_cast<std::size_t>(s * 8 + k + 1)]);
+  const std::vector<int> ids = t->encode("the cat  chases the dogs .");
+  REQUIRE(ids.size() == 6);
+  CHECK(t->token_text(ids[1]) == "cat");
+  CHECK(ids[0] == ids[3]);
+  CHECK_THROWS_WITH(t->encode("the unicorn"), Catch::Contains("a word the text never uses: 'unicorn'"));
+  // the character model keeps its ids: sorted code points, space first
+  CHECK(task("lm")->token_text(0) == " ");
+}
+
+TEST_CASE("lookback and modsum: targets are the stated functions of earlier symbols", "[tasks]") {
+  ag::Rng rng(3);
+  auto lb = task("lookback", 12);
+  const Batch b = lb->sample(5, rng);
+  int classes_seen = 0;
+  std::vector<bool> seen(8, false);
+  for (int s = 0; s < 5; ++s)
+    for (int t = 0; t < 12; ++t) {
+      const auto at = [&](int k) { return b.tokens[static_cast<std::size_t>(s * 12 + k)]; };
+      const int want = t < 4 ? kIgnore : 4 * at(t - 1) + 2 * at(t - 2) + at(t - 4);
+      CHECK(b.targets[static_cast<std::size_t>(s * 12 + t)] == want);
+      if (want != kIgnore && !seen[static_cast<std::size_t>(want)]) seen[static_cast<std::size_t>(want)] = true, ++classes_seen;
+    }
+  CHECK(classes_seen == 8);
+  auto ms = task("modsum", 10);
+  CHECK(ms->info().vocab == 5);
+  CHECK(ms->info().chance == Approx(0.2));
+  const Batch m = ms->sample(4, rng);
+  for (int s = 0; s < 4; ++s)
+    for (int t = 0; t < 10; ++t) {
+      const auto at = [&](int k) { return m.tokens[static_cast<std::size_t>(s * 10 + k)]; };
+      CHECK(m.targets[static_cast<std::size_t>(s * 10 + t)] == (t < 2 ? kIgnore : (at(t - 1) + at(t - 2)) % 5));
+    }
+  CHECK_THROWS_WITH(task("lookback", 4), Catch::Contains("--len for lookback must be between 5 and 4096"));
+}
+
 TEST_CASE("the shipped corpus is exactly what the generator writes", "[tasks]") {
   std::ifstream in(std::string(SEQGRAD_SOURCE_DATA_DIR) + "/toylang.txt", std::ios::binary);
   std::stringstream ss;
@@ -152,12 +198,12 @@ TEST_CASE("the same seed gives the same batch; eval batches are fixed", "[tasks]
 }
 
 TEST_CASE("tasks refuse bad names, lengths and texts with a clear message", "[tasks][errors]") {
-  CHECK_THROWS_WITH(task("frob"), "unknown task 'frob'; expected one of copy, reverse, sort, recall, adding, copy-memory, lm");
+  CHECK_THROWS_WITH(task("frob"), "unknown task 'frob'; expected one of copy, reverse, sort, recall, adding, copy-memory, lookback, modsum, lm, words");
   CHECK_THROWS_WITH(task("copy", -1), "--len must be positive, got -1");
   CHECK_THROWS_WITH(task("copy", 10000), "--len for copy must be between 1 and 512, got 10000");
   CHECK_THROWS_WITH(task("adding", 1), "--len for adding must be between 2 and 4096, got 1");
   CHECK_THROWS_WITH(make_task({"lm", 8, "/nonexistent/file.txt"}), "cannot read the text file /nonexistent/file.txt");
-  CHECK_THROWS_WITH(make_task({"copy", 8, "x.txt"}), "--text is only for the lm task");
+  CHECK_THROWS_WITH(make_task({"copy", 8, "x.txt"}), "--text is only for the lm and words tasks");
   const std::string dir = "/tmp/seqgrad-task-test";
   std::system(("mkdir -p " + dir).c_str());
   auto write = [&](const std::string& name, const std::string& content) {
