@@ -1,6 +1,8 @@
 // seqgrad lab: the chapter's claims, each run as an experiment with a computed verdict.
 #include <fmt/core.h>
+#include <cmath>
 #include <iostream>
+#include <sstream>
 
 #include "src/cli/commands.h"
 #include "src/labs/lab.h"
@@ -9,15 +11,42 @@ namespace seqgrad::cli {
 
 void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands) {
   struct Args {
-    std::string name;
+    std::string name, vectors;
+    int query = 0;
     bool list = false, json = false;
+  };
+  // "1,0 0.9,0.1 0,1": vectors separated by spaces, components by commas.
+  auto parse_vectors = [](const std::string& text) {
+    std::vector<std::vector<double>> out;
+    std::istringstream words(text);
+    for (std::string word; words >> word;) {
+      std::vector<double> v;
+      std::istringstream parts(word);
+      for (std::string part; std::getline(parts, part, ',');) {
+        std::size_t used = 0;
+        double x = 0;
+        try {
+          x = std::stod(part, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (part.empty() || used != part.size() || !std::isfinite(x)) {
+          throw std::invalid_argument("--vectors: '" + part + "' in '" + word + "' is not a number; write vectors as 1,0 0.9,0.1 0,1");
+        }
+        v.push_back(x);
+      }
+      out.push_back(v);
+    }
+    return out;
   };
   auto a = std::make_shared<Args>();
   auto* lab = app.add_subcommand("lab", "run one of the chapter's claims as an experiment and say whether it holds");
   lab->add_option("name", a->name, "the lab (see --list)");
   lab->add_flag("--list", a->list, "list the labs");
   lab->add_flag("--json", a->json, "print name, claim, figures and holds as JSON");
-  commands.emplace_back(lab, [a] {
+  lab->add_option("--vectors", a->vectors, "attention-by-hand: your own word vectors, e.g. \"1,0 0.9,0.1 0,1\"");
+  lab->add_option("--query", a->query, "attention-by-hand: which of --vectors is the query (from 0)")->capture_default_str();
+  commands.emplace_back(lab, [a, parse_vectors] {
     if (a->list || a->name.empty()) {
       if (a->name.empty() && !a->list) throw std::invalid_argument("name a lab, or --list them");
       if (a->json) {
@@ -30,7 +59,15 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       return 0;
     }
     const labs::Lab& l = labs::find_lab(a->name);
-    const labs::LabResult r = l.run();
+    if ((!a->vectors.empty() || a->query != 0) && a->name != "attention-by-hand") {
+      throw std::invalid_argument("--vectors and --query are for the attention-by-hand lab");
+    }
+    labs::LabResult r = a->vectors.empty() ? l.run() : labs::attention_by_hand(parse_vectors(a->vectors), a->query);
+    if (!a->vectors.empty()) {
+      r.name = l.name;
+      r.claim = "With your vectors and query: the scores are the dot products with the query, the softmax keeps their order, "
+                "and the weights sum to 1.";
+    }
     if (a->json) {
       nlohmann::ordered_json j = {{"name", r.name}, {"claim", r.claim}, {"figures", r.figures}, {"holds", r.holds}};
       std::cout << j.dump(2) << "\n";

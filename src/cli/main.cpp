@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 #include <malloc.h>
 
+#include "src/bench/workloads.h"
 #include "src/cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -15,6 +16,8 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   CLI::App app{"seqgrad: why attention replaced recurrence, measured on a from-scratch autograd engine"};
   app.require_subcommand(1);
+  // The build is part of the version: trained figures differ in their last digits between -march settings.
+  app.set_version_flag("--version", std::string("seqgrad ") + SEQGRAD_VERSION + " (" + seqgrad::bench::build_description() + ")");
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("seqgrad: ") + e.what() + " (see seqgrad --help)\n"; });
   std::vector<std::pair<CLI::App*, seqgrad::cli::Runner>> commands;
   seqgrad::cli::add_engine_commands(app, commands);

@@ -42,7 +42,7 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of 50 invocations", "[cli][errors]") {
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 62 invocations in its table", "[cli][errors]") {
   prepare();
   const std::string d = kDir;
   const std::vector<Case> cases{
@@ -60,6 +60,12 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of 50 inv
       {"train --layers 0", 2, "--layers"},
       {"train --len -4", 2, "--len"},
       {"train --lr 0", 2, "--lr: must be a finite number > 0, got '0'"},
+      {"lab attention-by-hand --vectors 1,x", 2, "--vectors: 'x' in '1,x' is not a number"},
+      {"lab attention-by-hand --vectors \"1,0 1\"", 2, "every vector needs the same, non-zero length"},
+      {"lab attention-by-hand --vectors \"1,0 0,1\" --query 5", 2, "the query must be one of the vectors"},
+      {"lab rope --query 1", 2, "--vectors and --query are for the attention-by-hand lab"},
+      {"train --task words --len 5000", 2, "--len for words must be between 1 and 4096, got 5000"},
+      {"train --task lookback --len 3", 2, "--len for lookback must be between 5 and 4096, got 3"},
       {"train --lr -1", 2, "--lr: must be a finite number > 0"},
       {"train --lr nan", 2, "--lr: must be a finite number > 0, got 'nan'"},
       {"train --lr inf", 2, "--lr: must be a finite number > 0, got 'inf'"},

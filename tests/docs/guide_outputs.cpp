@@ -1,0 +1,178 @@
+// Keeps the outputs shown in the guides true. A guide shows a command and its
+// output as a fenced block:
+//
+//   ```console
+//   $ seqgrad lab sqrt-dk
+//   ...what it printed...
+//   ```
+//
+// `guide_outputs --binary PATH FILE...` runs every such command (in the order
+// the files give them, in one scratch directory, so that a `train` can make
+// the run a later `attention` reads) and fails, showing the first differing
+// line, when a block is not what the command prints today. With --update it
+// writes the fresh outputs into the files instead (`make docs`).
+//
+// Times change from run to run, so a number followed by a unit of time
+// ("12.4 s", "3.1 ms/step", "88 steps/s", "time x102.9") is compared as '#'.
+// Trained figures change in their last digits with the compiler's flags: when
+// a guide's first block is `$ seqgrad --version` and the binary's version line
+// (which names the build) is not the one shown, that guide's numbers are all
+// compared as '#', with a note, and --update rewrites them.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Block {
+  std::size_t first_line = 0;  // index of the "$ seqgrad ..." line
+  std::size_t end_line = 0;    // index of the closing fence
+  std::string command;         // what follows "$ "
+};
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+std::vector<Block> find_blocks(const std::vector<std::string>& lines, const std::string& path) {
+  std::vector<Block> blocks;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i] != "```console") continue;
+    if (i + 1 >= lines.size() || lines[i + 1].rfind("$ seqgrad", 0) != 0) {
+      throw std::runtime_error(path + ":" + std::to_string(i + 2) + ": a console block must start with \"$ seqgrad ...\"");
+    }
+    Block b{i + 1, 0, lines[i + 1].substr(2)};
+    std::size_t j = i + 2;
+    while (j < lines.size() && lines[j] != "```") ++j;
+    if (j == lines.size()) throw std::runtime_error(path + ":" + std::to_string(i + 1) + ": the console block is never closed");
+    b.end_line = j;
+    blocks.push_back(b);
+    i = j;
+  }
+  return blocks;
+}
+
+// stdout of `command` (which starts with "seqgrad"), run by the shell in `dir`.
+std::string run(const std::string& binary, const std::string& command, const std::string& dir) {
+  const std::string line = "cd '" + dir + "' && NO_COLOR=1 '" + binary + "'" + command.substr(std::string("seqgrad").size()) + " 2>/dev/null";
+  FILE* pipe = popen(line.c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot run " + command);
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  pclose(pipe);  // the exit code is part of what a guide shows only through the output ("the claim holds ...")
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+std::string mask_times(const std::string& s) {
+  static const std::regex unit(R"(\d+(\.\d+)?( ?)(ms/step|steps/s|ms|s)\b)");
+  static const std::regex ratio(R"(time x\d+(\.\d+)?)");
+  return std::regex_replace(std::regex_replace(s, unit, "#$2$3"), ratio, "time x#");
+}
+
+std::string mask_numbers(const std::string& s) {
+  static const std::regex number(R"([-+]?\d+(\.\d+)?(e[-+]?\d+)?)");
+  return std::regex_replace(s, number, "#");
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> lines;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string binary;
+  bool update = false;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--update") {
+      update = true;
+    } else if (a == "--binary" && i + 1 < argc) {
+      binary = argv[++i];
+    } else {
+      files.push_back(a);
+    }
+  }
+  if (binary.empty() || files.empty()) {
+    std::cerr << "usage: guide_outputs --binary PATH/TO/seqgrad [--update] GUIDE.md...\n";
+    return 2;
+  }
+  char scratch_template[] = "/tmp/seqgrad-guide-XXXXXX";
+  const char* scratch = mkdtemp(scratch_template);
+  if (!scratch) {
+    std::cerr << "cannot make a scratch directory\n";
+    return 2;
+  }
+  std::map<std::string, std::string> outputs;  // a command shown in two guides runs once
+  int stale = 0, checked = 0;
+  try {
+    for (const std::string& path : files) {
+      std::vector<std::string> lines = read_lines(path);
+      const std::vector<Block> blocks = find_blocks(lines, path);
+      std::vector<std::string> rewritten;
+      std::size_t copied = 0;
+      bool other_build = false;
+      for (const Block& b : blocks) {
+        auto [it, fresh] = outputs.try_emplace(b.command);
+        if (fresh) it->second = run(binary, b.command, scratch);
+        const std::vector<std::string> now = split(it->second);
+        const std::vector<std::string> shown(lines.begin() + static_cast<long>(b.first_line) + 1, lines.begin() + static_cast<long>(b.end_line));
+        ++checked;
+        std::size_t k = 0;
+        auto same = [&](const std::string& a, const std::string& b) {
+          return other_build ? mask_numbers(a) == mask_numbers(b) : mask_times(a) == mask_times(b);
+        };
+        while (k < now.size() && k < shown.size() && same(now[k], shown[k])) ++k;
+        bool differs = k < now.size() || k < shown.size();
+        if (&b == &blocks.front() && b.command == "seqgrad --version" && differs && !update) {
+          std::cerr << path << ": written with " << (shown.empty() ? "(nothing)" : shown[0]) << ", checked with " << it->second
+                    << ": numbers are compared as '#'\n";
+          other_build = true;
+          differs = false;
+        }
+        if (differs) {
+          ++stale;
+          if (!update) {
+            std::cerr << path << ":" << b.first_line + 2 + k << ": the output of `" << b.command << "` differs\n"
+                      << "  the guide shows: " << (k < shown.size() ? shown[k] : "(nothing more)") << "\n"
+                      << "  the command prints: " << (k < now.size() ? now[k] : "(nothing more)") << "\n";
+          }
+        }
+        rewritten.insert(rewritten.end(), lines.begin() + static_cast<long>(copied), lines.begin() + static_cast<long>(b.first_line) + 1);
+        // A block that differs only in its times keeps them, so that `make docs` changes nothing needlessly.
+        const std::vector<std::string>& keep = differs ? now : shown;
+        rewritten.insert(rewritten.end(), keep.begin(), keep.end());
+        copied = b.end_line;
+      }
+      rewritten.insert(rewritten.end(), lines.begin() + static_cast<long>(copied), lines.end());
+      if (update) {
+        std::ofstream out(path);
+        for (const std::string& l : rewritten) out << l << '\n';
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << '\n';
+    return 2;
+  }
+  std::filesystem::remove_all(scratch);
+  std::cout << checked << " outputs checked, " << stale << (update ? " rewritten\n" : " out of date\n");
+  if (!update && stale > 0) std::cerr << "run `make docs` to write what the commands print today into the guides\n";
+  return !update && stale > 0 ? 1 : 0;
+}
