@@ -12,7 +12,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 ARCH ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo x86-64-v3)
 CTEST_FLAGS := --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build run test test-release test-asan test-fuzz microbench format clean screenshot
+.PHONY: all deps build run test test-release test-asan test-fuzz microbench format clean screenshot docs
 
 all: build
 
@@ -87,6 +87,12 @@ format:
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) build-bench
+
+# Run every command shown in the guides and write what it prints into them
+# (the test "docs: the guides show ..." fails until this is done after a change).
+docs: build
+	cmake --build $(BUILD) -j $(JOBS) --target guide_outputs
+	./$(BUILD)/tests/guide_outputs --binary $(BUILD)/seqgrad --update docs/guide.md docs/ko/guide.md
 
 # Look at the report as a person would: headless Chromium renders it to a PNG
 # (needs Debian's chromium; the report comes from `make run`).
