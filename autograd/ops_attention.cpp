@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "autograd/fastmath.h"
 #include "autograd/detail.h"
 #include "autograd/kernels.h"
 #include "autograd/ops.h"
@@ -66,7 +67,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
         Scalar mx = -std::numeric_limits<Scalar>::infinity();
         for (int j = 0; j < seen; ++j) mx = std::max(mx, row[j] *= scale);
         Scalar total = 0;
-        for (int j = 0; j < seen; ++j) total += (row[j] = std::exp(row[j] - mx));
+        for (int j = 0; j < seen; ++j) total += (row[j] = fast::exp(row[j] - mx));
         const Scalar inv = 1 / total;
         for (int j = 0; j < seen; ++j) row[j] *= inv;
         for (int j = seen; j < T; ++j) row[j] = 0;  // the future, masked: weight exactly 0

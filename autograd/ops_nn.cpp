@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "autograd/fastmath.h"
 #include "autograd/detail.h"
 #include "autograd/ops.h"
 
@@ -26,7 +27,7 @@ void softmax_rows(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V) {
     Scalar* yr = y + r * V;
     const Scalar mx = *std::max_element(xr, xr + V);
     Scalar total = 0;
-    for (std::size_t j = 0; j < V; ++j) total += (yr[j] = std::exp(xr[j] - mx));
+    for (std::size_t j = 0; j < V; ++j) total += (yr[j] = fast::exp(xr[j] - mx));
     const Scalar inv = 1 / total;
     for (std::size_t j = 0; j < V; ++j) yr[j] *= inv;
   }
@@ -65,7 +66,7 @@ Tensor log_softmax(const Tensor& x) {
     Scalar* yr = out.data().data() + r * V;
     const Scalar mx = *std::max_element(xr, xr + V);
     Scalar total = 0;
-    for (std::size_t j = 0; j < V; ++j) total += std::exp(xr[j] - mx);
+    for (std::size_t j = 0; j < V; ++j) total += fast::exp(xr[j] - mx);
     // (x - max) - log(total), not x - (max + log(total)): with large x the
     // latter loses the small digits of log(total) to rounding in float32.
     const Scalar log_total = std::log(total);
@@ -80,7 +81,7 @@ Tensor log_softmax(const Tensor& x) {
         Scalar* dx = xn->grad.data() + r * V;
         Scalar gsum = 0;
         for (std::size_t j = 0; j < V; ++j) gsum += g[j];
-        for (std::size_t j = 0; j < V; ++j) dx[j] += g[j] - std::exp(y[j]) * gsum;
+        for (std::size_t j = 0; j < V; ++j) dx[j] += g[j] - fast::exp(y[j]) * gsum;
       }
     });
   }
@@ -113,7 +114,7 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
     const Scalar* xr = logits.data().data() + r * V;
     const Scalar mx = *std::max_element(xr, xr + V);
     double z = 0;
-    for (std::size_t j = 0; j < V; ++j) z += std::exp(static_cast<double>(xr[j] - mx));
+    for (std::size_t j = 0; j < V; ++j) z += fast::exp(xr[j] - mx);
     total += static_cast<double>(mx) + std::log(z) - static_cast<double>(xr[targets[r]]);
   }
   const Scalar scale = counted ? Scalar(1) / static_cast<Scalar>(counted) : Scalar(0);

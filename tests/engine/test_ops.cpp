@@ -3,6 +3,9 @@
 #include <cmath>
 #include <numeric>
 
+#include <limits>
+
+#include "autograd/fastmath.h"
 #include "autograd/kernels.h"
 #include "autograd/ops.h"
 #include "test_util.h"
@@ -290,4 +293,31 @@ TEST_CASE("fused attention equals the head-by-head composition of plain ops, val
   }
   CHECK_THROWS_WITH(ag::attention(Tensor::zeros({1, 2, 6}), Tensor::zeros({1, 2, 6}), Tensor::zeros({1, 2, 6}), 4, true, 1),
                     "attention: 4 heads do not divide the width 6");
+}
+
+TEST_CASE("fast exp and tanh: within 1.5e-7 relative of the exact functions, and NaN and the limits kept", "[ops][fastmath]") {
+  double worst_exp = 0, worst_tanh = 0;
+  for (double x = -87; x <= 88.7; x += 1e-3) {
+    const auto f = static_cast<ag::Scalar>(x);
+    worst_exp = std::max(worst_exp, std::abs(ag::fast::exp(f) - std::exp(double(f))) / std::exp(double(f)));
+  }
+  for (double x = -20; x <= 20; x += 1e-4) {
+    const auto f = static_cast<ag::Scalar>(x);
+    const double exact = std::tanh(double(f));
+    if (exact != 0) worst_tanh = std::max(worst_tanh, std::abs(ag::fast::tanh(f) - exact) / std::abs(exact));
+  }
+  CHECK(worst_exp < 1.5e-7);
+  CHECK(worst_tanh < 1.5e-7);
+  CHECK(ag::fast::tanh(ag::Scalar(1e-30)) == ag::Scalar(1e-30));
+  CHECK(ag::fast::tanh(ag::Scalar(100)) == 1);
+  CHECK(ag::fast::tanh(ag::Scalar(-100)) == -1);
+  CHECK(ag::fast::exp(ag::Scalar(0)) == 1);
+  CHECK(ag::fast::exp(ag::Scalar(-1000)) == 0);
+  CHECK(std::isinf(ag::fast::exp(ag::Scalar(1000))));
+  const auto nan = std::numeric_limits<ag::Scalar>::quiet_NaN();
+  CHECK(std::isnan(ag::fast::exp(nan)));
+  CHECK(std::isnan(ag::fast::tanh(nan)));
+  CHECK(std::isnan(ag::fast::sigmoid(nan)));
+  // the ops use them: tanh of a tensor holding NaN gives NaN (training stops on it)
+  CHECK(std::isnan(ag::tanh(ag::Tensor({2}, {0.5, nan})).data()[1]));
 }
