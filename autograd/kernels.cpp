@@ -9,17 +9,24 @@
 
 #include <algorithm>
 #include <atomic>
+#include <utility>
 #include <vector>
 
 namespace ag::inline AG_PRECISION::kernels {
 
 namespace {
 
-// The tile is MR rows by 128 bytes of columns (32 floats, 16 doubles): two
-// AVX-512 registers, four AVX ones. Measured on the standard workloads, this
-// shape is also the fastest of those tried for plain SSE2 builds.
-constexpr int MR = 4;
-constexpr int NR = static_cast<int>(128 / sizeof(Scalar));
+// The tile is MR rows by NR_BYTES of columns, sized so that its accumulators
+// and one row of b fit in the vector registers: with AVX2's sixteen 256-bit
+// registers, 6 x 16 floats (12 accumulators, 2 for b, 1 for a broadcast value).
+#ifndef SEQGRAD_TILE_ROWS
+#define SEQGRAD_TILE_ROWS 6
+#endif
+#ifndef SEQGRAD_TILE_BYTES
+#define SEQGRAD_TILE_BYTES 64
+#endif
+constexpr int MR = SEQGRAD_TILE_ROWS;
+constexpr int NR = static_cast<int>(SEQGRAD_TILE_BYTES / sizeof(Scalar));
 
 // c[r, j] += sum_k a(r, k) * b[k, j] for an MR x NR tile (rows and cols may be
 // smaller at the edges), with a(r, k) = a[r * a_rs + k * a_cs]: row-major a has
@@ -64,11 +71,10 @@ void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, Scalar* c, int
       const int n_rows = std::min(MR, i_end - i);
       const Scalar* ai = a + i * a_rs;
       Scalar* ci = c + static_cast<long>(i) * N + j;
-      if (n_rows == MR) {
-        tile<MR, COLS>(ai, a_rs, a_cs, b + j, N, ci, N, K);
-      } else {
-        for (int r = 0; r < n_rows; ++r) tile<1, COLS>(ai + r * a_rs, a_rs, a_cs, b + j, N, ci + static_cast<long>(r) * N, N, K);
-      }
+      // A full tile, or the rows left at the bottom as one smaller tile.
+      [&]<int... R>(std::integer_sequence<int, R...>) {
+        ((n_rows == R + 1 ? tile<R + 1, COLS>(ai, a_rs, a_cs, b + j, N, ci, N, K) : void()), ...);
+      }(std::make_integer_sequence<int, MR>{});
     }
   };
   auto rows = [&](int tile_begin, int tile_end) {

@@ -88,6 +88,12 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
 // to *weights when it is given.
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, bool causal, Scalar scale, Tensor* weights = nullptr);
 
+// The vanilla RNN over a whole sequence, fused (ops_recurrent.cpp): x (B, T, I),
+// h0 (B, H), W_x (I, H), W_h (H, H), b (H) -> (h_0 .. h_{T-1}) as (B, T, H), with
+// h_t = tanh(x_t W_x + h_{t-1} W_h + b) and h_{-1} = h0. The same values as T
+// steps of matmul, add and tanh, in one graph node instead of 6 T.
+Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tensor& w_h, const Tensor& b);
+
 // Rotary position encoding (RoPE): x (..., T, D), D even. Each pair of
 // channels (2i, 2i+1) at position t is rotated by the angle t * base^(-2i/D),
 // so that the dot product of two rotated vectors depends only on the distance

@@ -44,10 +44,16 @@ int run_gradcheck(std::uint64_t seed, bool json) {
   } else {
     fmt::print("gradient check of {} ops in float64: central differences, eps {:g}, pass if max rel error <= {:g}\n\n",
                report.ops.size(), report.eps, report.tolerance);
-    fmt::print("{:<28} {:<28} {:>7} {:>12} {:>12}  {}\n", "op", "input shapes", "checked", "max abs err", "max rel err", "result");
+    std::size_t op_width = 2, shapes_width = 12;
     for (const ag::OpCheck& c : report.ops) {
-      fmt::print("{:<28} {:<28} {:>7} {:>12.2e} {:>12.2e}  {}\n", c.op, c.shapes, c.checked, c.max_abs_error, c.max_rel_error,
-                 c.passed ? "pass" : "FAIL");
+      op_width = std::max(op_width, c.op.size());
+      shapes_width = std::max(shapes_width, c.shapes.size());
+    }
+    fmt::print("{:<{}} {:<{}} {:>7} {:>12} {:>12}  {}\n", "op", op_width, "input shapes", shapes_width, "checked", "max abs err",
+               "max rel err", "result");
+    for (const ag::OpCheck& c : report.ops) {
+      fmt::print("{:<{}} {:<{}} {:>7} {:>12.2e} {:>12.2e}  {}\n", c.op, op_width, c.shapes, shapes_width, c.checked, c.max_abs_error,
+                 c.max_rel_error, c.passed ? "pass" : "FAIL");
     }
     fmt::print("\n{}; worst relative error {:.2e} ({})\n",
                failed ? fmt::format("{} of {} ops FAIL", failed, report.ops.size()) : fmt::format("all {} ops pass", report.ops.size()),

@@ -57,6 +57,10 @@ struct ForwardOptions {
   bool training = false;         // dropout on
   ag::Rng* rng = nullptr;        // for dropout; required when training with dropout > 0
   bool split_positions = false;  // make each x_t its own graph node (for path lengths); slower
+  // The vanilla RNN as one fused op per layer (ag::rnn_tanh) instead of a graph
+  // node per step: the same values, several times faster, but `hidden` stays
+  // empty. Training, evaluation and bench use it; looking inside does not.
+  bool fused = false;
 };
 
 struct ForwardOutput {

@@ -88,6 +88,18 @@ ForwardOutput RecurrentModel::forward(const SequenceInput& in, const ForwardOpti
   check_input(config_, in);
   ForwardOutput out;
   out.inputs = input_->forward(in, options.split_positions, out.positions);  // (B, T, H)
+  if (options.fused && !options.split_positions && config_.kind == "rnn") {
+    ag::Tensor x = out.inputs;
+    for (std::size_t l = 0; l < cells_.size(); ++l) {
+      const auto& cell = static_cast<const RNNCell&>(*cells_[l]);
+      x = ag::rnn_tanh(x, ag::Tensor::zeros({in.B, cell.hidden()}), cell.W_x, cell.W_h, cell.b);  // (B, T, H)
+      if (options.training && config_.dropout > 0 && l + 1 < cells_.size()) {
+        x = ag::dropout(x, static_cast<ag::Scalar>(config_.dropout), *options.rng, true);
+      }
+    }
+    out.logits = head_->forward(x);
+    return out;
+  }
   out.hidden.resize(cells_.size());
   std::vector<RecurrentState> state;
   for (const auto& cell : cells_) state.push_back(cell->initial(in.B));
