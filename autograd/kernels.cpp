@@ -58,8 +58,8 @@ inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   }
 }
 
-// c (M, N) += a (M, K, read through strides) @ b (K, N, row-major).
-void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, Scalar* c, int M, int K, int N) {
+// c (M, N, rows ldc apart) += a (M, K, read through strides) @ b (K, N, rows ldb apart).
+void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N) {
   matmul_flops() += 2ULL * static_cast<std::uint64_t>(M) * static_cast<std::uint64_t>(N) * static_cast<std::uint64_t>(K);
   // Rows of c in tiles of MR, split between the threads when there is enough
   // work; each thread walks the column panels of b over its own rows, so a
@@ -70,10 +70,10 @@ void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, Scalar* c, int
     for (int i = i_begin; i < i_end; i += MR) {
       const int n_rows = std::min(MR, i_end - i);
       const Scalar* ai = a + i * a_rs;
-      Scalar* ci = c + static_cast<long>(i) * N + j;
+      Scalar* ci = c + static_cast<long>(i) * ldc + j;
       // A full tile, or the rows left at the bottom as one smaller tile.
       [&]<int... R>(std::integer_sequence<int, R...>) {
-        ((n_rows == R + 1 ? tile<R + 1, COLS>(ai, a_rs, a_cs, b + j, N, ci, N, K) : void()), ...);
+        ((n_rows == R + 1 ? tile<R + 1, COLS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K) : void()), ...);
       }(std::make_integer_sequence<int, MR>{});
     }
   };
@@ -84,7 +84,7 @@ void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, Scalar* c, int
     // Narrower panels for what is left (a head of width 16, a vocabulary of 11...).
     if (j + NR / 2 <= N) panel.template operator()<NR / 2>(j, i_begin, i_end), j += NR / 2;
     if (j + NR / 4 <= N) panel.template operator()<NR / 4>(j, i_begin, i_end), j += NR / 4;
-    if (j < N) edge(a + i_begin * a_rs, a_rs, a_cs, b + j, N, c + static_cast<long>(i_begin) * N + j, N, K, i_end - i_begin, N - j);
+    if (j < N) edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K, i_end - i_begin, N - j);
   };
   constexpr double kParallelWork = 1 << 18;  // multiply-adds below which a second thread costs more than it gives
   if (static_cast<double>(M) * N * K >= kParallelWork) {
@@ -101,18 +101,26 @@ std::atomic<std::uint64_t>& matmul_flops() {
   return flops;
 }
 
-void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) { gemm(a, K, 1, b, c, M, K, N); }
+void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) { gemm(a, K, 1, b, N, c, N, M, K, N); }
 
-void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) { gemm(a, 1, M, b, c, M, K, N); }
+void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) { gemm(a, 1, M, b, N, c, N, M, K, N); }
 
 void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {
+  matmul_strided_acc({a, K, 1}, {b, K, true}, {c, N}, M, K, N);
+}
+
+void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N) {
+  if (!b.transposed) {
+    gemm(a.data, a.row_stride, a.col_stride, b.data, b.row_stride, c.data, c.row_stride, M, K, N);
+    return;
+  }
   // b^T is needed row-major: transpose b (N, K) into a scratch (K, N) kept
   // between calls, so the product runs the same kernel.
   thread_local std::vector<Scalar> bt;
   bt.resize(static_cast<std::size_t>(K) * static_cast<std::size_t>(N));
   for (int n = 0; n < N; ++n)
-    for (int k = 0; k < K; ++k) bt[static_cast<std::size_t>(k) * N + n] = b[static_cast<long>(n) * K + k];
-  gemm(a, K, 1, bt.data(), c, M, K, N);
+    for (int k = 0; k < K; ++k) bt[static_cast<std::size_t>(k) * N + n] = b.data[static_cast<long>(n) * b.row_stride + k];
+  gemm(a.data, a.row_stride, a.col_stride, bt.data(), N, c.data, c.row_stride, M, K, N);
 }
 
 void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {

@@ -17,6 +17,27 @@ void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, in
 // c (M, N) += a @ b^T, where a is stored as (M, K) and b as (N, K)
 void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
 
+// The general form, for operands that are blocks of larger arrays (one head's
+// columns of a (B, T, C) tensor, the first rows of a score matrix):
+//   c (M, N) += A (M, K) @ B (K, N), with
+//   A(r, k) = a.data[r * a.row_stride + k * a.col_stride]   (a transposed A: strides swapped)
+//   B(k, j) = b.data[k * b.row_stride + j], or, with b.transposed, b.data[j * b.row_stride + k]
+//   c(r, j) = c.data[r * c.row_stride + j]
+struct ConstView {
+  const Scalar* data;
+  long row_stride, col_stride;
+};
+struct BView {
+  const Scalar* data;
+  long row_stride;
+  bool transposed;
+};
+struct View {
+  Scalar* data;
+  long row_stride;
+};
+void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N);
+
 // The same three products as one plain triple loop each: the definition the
 // fast kernels are tested against.
 void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);

@@ -93,6 +93,9 @@ std::vector<Case> all_cases() {
        [](V x) { return attention(x[0], x[1], x[2], 2, true, 0.5); }},
       {"attention (full, 3 heads)", {{{2, 3, 6}}, {{2, 3, 6}}, {{2, 3, 6}}},
        [](V x) { return attention(x[0], x[1], x[2], 3, false, 0.7); }},
+      // 70 queries: causal attention works in blocks of 32 queries (ops_attention.cpp), so three of them
+      {"attention (causal, 70 steps)", {{{1, 70, 4}}, {{1, 70, 4}}, {{1, 70, 4}}},
+       [](V x) { return attention(x[0], x[1], x[2], 2, true, 0.5); }},
       // B 2, T 5, I 3, H 4: x, h0, W_x, W_h, b
       {"rnn_tanh", {{{2, 5, 3}}, {{2, 4}}, {{3, 4}}, {{4, 4}}, {{4}}},
        [](V x) { return rnn_tanh(x[0], x[1], x[2] * 0.5, x[3] * 0.5, x[4]); }},

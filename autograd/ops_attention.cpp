@@ -1,8 +1,9 @@
 // Multi-head scaled dot-product attention as one fused op. The same result as
 // composing slice, matmul, transpose, masked_fill, softmax and concat head by
-// head (the tests check that it is), without their copies and nodes: for each
-// sequence and head, the scores, the weights and the output are computed in
-// scratch buffers and only the weights are kept for the backward pass.
+// head (the tests check that it is), without their copies and nodes: each
+// head's products read and write its columns of the (B, T, C) arrays in place
+// (strided matmuls), and only the weights are kept for the backward pass.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -16,20 +17,10 @@ namespace ag::inline AG_PRECISION {
 
 namespace {
 
-// Copies head h of x (B, T, C) for sequence b into dst (T, D), or adds src (T, D) back into it.
-void gather_head(const Scalar* x, Scalar* dst, int T, int C, int D, int b, int h) {
-  for (int t = 0; t < T; ++t) {
-    const Scalar* row = x + (static_cast<long>(b) * T + t) * C + h * D;
-    std::copy(row, row + D, dst + static_cast<long>(t) * D);
-  }
-}
-void scatter_add_head(const Scalar* src, Scalar* x, int T, int C, int D, int b, int h) {
-  for (int t = 0; t < T; ++t) {
-    Scalar* row = x + (static_cast<long>(b) * T + t) * C + h * D;
-    const Scalar* s = src + static_cast<long>(t) * D;
-    for (int d = 0; d < D; ++d) row[d] += s[d];
-  }
-}
+// Causal attention works on blocks of kRows queries: the queries [i0, i1) see
+// only the keys [0, i1), so the score, weight and gradient products skip the
+// masked upper triangle block by block (about half of the work at long T).
+constexpr int kRows = 32;
 
 }  // namespace
 
@@ -45,78 +36,87 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
     throw ValueError("attention: " + std::to_string(heads) + " heads do not divide the width " + std::to_string(q.size(2)));
   }
   const int B = q.size(0), T = q.size(1), C = q.size(2), D = C / heads;
-  const std::size_t TT = static_cast<std::size_t>(T) * T, TD = static_cast<std::size_t>(T) * D;
+  const std::size_t TT = static_cast<std::size_t>(T) * T;
   Tensor out = Tensor::make_result("attention", q.shape(), {&q, &k, &v});
   // The weights of every (sequence, head): the forward's result that backward reuses.
   auto probs = std::make_shared<std::vector<Scalar>>(static_cast<std::size_t>(B) * heads * TT);
+  // Head h of sequence b in a (B, T, C) array: T rows of D values, C apart.
+  auto head = [=](auto* x, int b, int h) { return x + static_cast<long>(b) * T * C + static_cast<long>(h) * D; };
+  const int block = causal ? kRows : T;
+  auto keys_seen = [=](int i_end) { return causal ? i_end : T; };  // keys the queries before i_end may see
 
   parallel_for(B * heads, [&](int begin, int end) {
-    thread_local std::vector<Scalar> qh, kh, vh, oh;
-    qh.resize(TD), kh.resize(TD), vh.resize(TD), oh.resize(TD);
     for (int bh = begin; bh < end; ++bh) {
       const int b = bh / heads, h = bh % heads;
-      gather_head(q.data().data(), qh.data(), T, C, D, b, h);
-      gather_head(k.data().data(), kh.data(), T, C, D, b, h);
-      gather_head(v.data().data(), vh.data(), T, C, D, b, h);
-      Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;  // (T, T): query i, key j
-      std::fill(w, w + TT, Scalar(0));
-      kernels::matmul_nt_acc(qh.data(), kh.data(), w, T, D, T);  // scores = q k^T
-      for (int i = 0; i < T; ++i) {
-        Scalar* row = w + static_cast<std::size_t>(i) * T;
-        const int seen = causal ? i + 1 : T;  // keys this query may see
-        Scalar mx = -std::numeric_limits<Scalar>::infinity();
-        for (int j = 0; j < seen; ++j) mx = std::max(mx, row[j] *= scale);
-        Scalar total = 0;
-        for (int j = 0; j < seen; ++j) total += (row[j] = fast::exp(row[j] - mx));
-        const Scalar inv = 1 / total;
-        for (int j = 0; j < seen; ++j) row[j] *= inv;
-        for (int j = seen; j < T; ++j) row[j] = 0;  // the future, masked: weight exactly 0
+      const Scalar *qh = head(q.data().data(), b, h), *kh = head(k.data().data(), b, h), *vh = head(v.data().data(), b, h);
+      Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;  // (T, T): query i, key j; zero where masked
+      for (int i0 = 0; i0 < T; i0 += block) {
+        const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
+        Scalar* wb = w + static_cast<std::size_t>(i0) * T;
+        // scores = q k^T, for these queries and the keys they may see
+        kernels::matmul_strided_acc({qh + static_cast<long>(i0) * C, C, 1}, {kh, C, true}, {wb, T}, i1 - i0, D, n);
+        for (int i = i0; i < i1; ++i) {
+          Scalar* row = w + static_cast<std::size_t>(i) * T;
+          const int seen = causal ? i + 1 : T;
+          Scalar mx = -std::numeric_limits<Scalar>::infinity();
+          for (int j = 0; j < seen; ++j) mx = std::max(mx, row[j] *= scale);
+          Scalar total = 0;
+          for (int j = 0; j < seen; ++j) total += (row[j] = fast::exp(row[j] - mx));
+          const Scalar inv = 1 / total;
+          for (int j = 0; j < seen; ++j) row[j] *= inv;
+          for (int j = seen; j < n; ++j) row[j] = 0;  // the future, masked: weight exactly 0
+        }
+        // out = weights v, written straight into this head's columns of the output
+        kernels::matmul_strided_acc({wb, T, 1}, {vh, C, false}, {head(out.data().data(), b, h) + static_cast<long>(i0) * C, C}, i1 - i0, n, D);
       }
-      std::fill(oh.begin(), oh.end(), Scalar(0));
-      kernels::matmul_acc(w, vh.data(), oh.data(), T, T, D);  // out = weights v
-      scatter_add_head(oh.data(), out.data().data(), T, C, D, b, h);
     }
   });
   if (weights) *weights = Tensor({B, heads, T, T}, *probs);
   if (out.records()) {
-    out.set_backward([qn = q.node(), kn = k.node(), vn = v.node(), on = out.node(), probs, B, T, C, D, heads, scale] {
+    out.set_backward([qn = q.node(), kn = k.node(), vn = v.node(), on = out.node(), probs, B, T, C, D, heads, scale, causal, block, head, keys_seen] {
       // in the forward pass this was: S = q k^T scale, W = softmax(S), O = W v, so now we have:
       //   dv = W^T dO,  dW = dO v^T,  dS = W * (dW - rowsum(dW * W)) * scale,  dq = dS k,  dk = dS^T q
-      const std::size_t TT = static_cast<std::size_t>(T) * T, TD = static_cast<std::size_t>(T) * D;
+      // Causal: W and dS are zero above the diagonal, so the keys [j0, j1) get
+      // contributions from the queries [j0, T) only.
+      const std::size_t TT = static_cast<std::size_t>(T) * T;
       parallel_for(B * heads, [&](int begin, int end) {
-        thread_local std::vector<Scalar> qh, kh, vh, doh, dw, dh;
-        qh.resize(TD), kh.resize(TD), vh.resize(TD), doh.resize(TD), dw.resize(TT), dh.resize(TD);
+        thread_local std::vector<Scalar> ds;
+        ds.resize(TT);
         for (int bh = begin; bh < end; ++bh) {
           const int b = bh / heads, h = bh % heads;
           const Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;
-          gather_head(on->grad.data(), doh.data(), T, C, D, b, h);
-          gather_head(vn->data.data(), vh.data(), T, C, D, b, h);
+          const Scalar *gO = head(on->grad.data(), b, h), *qh = head(qn->data.data(), b, h), *kh = head(kn->data.data(), b, h),
+                       *vh = head(vn->data.data(), b, h);
           if (vn->requires_grad) {
-            std::fill(dh.begin(), dh.end(), Scalar(0));
-            kernels::matmul_tn_acc(w, doh.data(), dh.data(), T, T, D);
-            scatter_add_head(dh.data(), vn->grad.data(), T, C, D, b, h);
+            for (int j0 = 0; j0 < T; j0 += block) {
+              const int j1 = std::min(T, j0 + block), from = causal ? j0 : 0;
+              kernels::matmul_strided_acc({w + static_cast<std::size_t>(from) * T + j0, 1, T}, {gO + static_cast<long>(from) * C, C, false},
+                                          {head(vn->grad.data(), b, h) + static_cast<long>(j0) * C, C}, j1 - j0, T - from, D);
+            }
           }
           if (!qn->requires_grad && !kn->requires_grad) continue;
-          std::fill(dw.begin(), dw.end(), Scalar(0));
-          kernels::matmul_nt_acc(doh.data(), vh.data(), dw.data(), T, D, T);
-          for (int i = 0; i < T; ++i) {  // dw becomes dS, row by row
-            Scalar* g = dw.data() + static_cast<std::size_t>(i) * T;
-            const Scalar* p = w + static_cast<std::size_t>(i) * T;
-            Scalar dot = 0;
-            for (int j = 0; j < T; ++j) dot += g[j] * p[j];
-            for (int j = 0; j < T; ++j) g[j] = p[j] * (g[j] - dot) * scale;
-          }
-          gather_head(qn->data.data(), qh.data(), T, C, D, b, h);
-          gather_head(kn->data.data(), kh.data(), T, C, D, b, h);
-          if (qn->requires_grad) {
-            std::fill(dh.begin(), dh.end(), Scalar(0));
-            kernels::matmul_acc(dw.data(), kh.data(), dh.data(), T, T, D);
-            scatter_add_head(dh.data(), qn->grad.data(), T, C, D, b, h);
+          for (int i0 = 0; i0 < T; i0 += block) {  // dS, block by block of queries
+            const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
+            Scalar* g0 = ds.data() + static_cast<std::size_t>(i0) * T;
+            for (int i = i0; i < i1; ++i) std::fill(ds.data() + static_cast<std::size_t>(i) * T, ds.data() + static_cast<std::size_t>(i) * T + n, Scalar(0));
+            kernels::matmul_strided_acc({gO + static_cast<long>(i0) * C, C, 1}, {vh, C, true}, {g0, T}, i1 - i0, D, n);
+            for (int i = i0; i < i1; ++i) {
+              Scalar* g = ds.data() + static_cast<std::size_t>(i) * T;
+              const Scalar* p = w + static_cast<std::size_t>(i) * T;
+              Scalar dot = 0;
+              for (int j = 0; j < n; ++j) dot += g[j] * p[j];
+              for (int j = 0; j < n; ++j) g[j] = p[j] * (g[j] - dot) * scale;
+            }
+            if (qn->requires_grad) {
+              kernels::matmul_strided_acc({g0, T, 1}, {kh, C, false}, {head(qn->grad.data(), b, h) + static_cast<long>(i0) * C, C}, i1 - i0, n, D);
+            }
           }
           if (kn->requires_grad) {
-            std::fill(dh.begin(), dh.end(), Scalar(0));
-            kernels::matmul_tn_acc(dw.data(), qh.data(), dh.data(), T, T, D);
-            scatter_add_head(dh.data(), kn->grad.data(), T, C, D, b, h);
+            for (int j0 = 0; j0 < T; j0 += block) {
+              const int j1 = std::min(T, j0 + block), from = causal ? j0 : 0;
+              kernels::matmul_strided_acc({ds.data() + static_cast<std::size_t>(from) * T + j0, 1, T}, {qh + static_cast<long>(from) * C, C, false},
+                                          {head(kn->grad.data(), b, h) + static_cast<long>(j0) * C, C}, j1 - j0, T - from, D);
+            }
           }
         }
       });
