@@ -4,6 +4,7 @@
 // multiply-adds instead of one. The inner loops have fixed trip counts and no
 // dependences, which the compiler turns into SIMD instructions.
 #include "autograd/kernels.h"
+#include "autograd/gemm_impl.h"
 
 #include "autograd/parallel.h"
 
@@ -16,94 +17,29 @@ namespace ag::inline AG_PRECISION::kernels {
 
 namespace {
 
-// The tile is MR rows by NR_BYTES of columns, sized so that its accumulators
-// and one row of b fit in the vector registers: with AVX2's sixteen 256-bit
-// registers, 6 x 16 floats (12 accumulators, 2 for b, 1 for a broadcast value).
-#ifndef SEQGRAD_TILE_ROWS
-#define SEQGRAD_TILE_ROWS 6
-#endif
-#ifndef SEQGRAD_TILE_BYTES
-#define SEQGRAD_TILE_BYTES 64
-#endif
-constexpr int MR = SEQGRAD_TILE_ROWS;
-constexpr int NR = static_cast<int>(SEQGRAD_TILE_BYTES / sizeof(Scalar));
-
-// c[r, j] += sum_k a(r, k) * b[k, j] for an MR x NR tile (rows and cols may be
-// smaller at the edges), with a(r, k) = a[r * a_rs + k * a_cs]: row-major a has
-// (a_rs, a_cs) = (K, 1), a transposed one (1, M).
-template <int ROWS, int COLS>
-inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K) {
-  Scalar acc[ROWS][COLS] = {};
-  for (int k = 0; k < K; ++k) {
-    const Scalar* bk = b + k * ldb;
-    for (int r = 0; r < ROWS; ++r) {
-      const Scalar ark = a[r * a_rs + k * a_cs];
-      // Vectorise across the columns; left alone, GCC may pick the k loop instead and spill the tile.
-#pragma omp simd
-      for (int j = 0; j < COLS; ++j) acc[r][j] += ark * bk[j];
-    }
-  }
-  for (int r = 0; r < ROWS; ++r)
-    for (int j = 0; j < COLS; ++j) c[r * ldc + j] += acc[r][j];
-}
-
-// The same at the ragged edges, with run-time sizes.
-inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, int rows, int cols) {
-  for (int r = 0; r < rows; ++r) {
-    for (int k = 0; k < K; ++k) {
-      const Scalar ark = a[r * a_rs + k * a_cs];
-      const Scalar* bk = b + k * ldb;
-      for (int j = 0; j < cols; ++j) c[r * ldc + j] += ark * bk[j];
-    }
-  }
-}
-
-// c (M, N, rows ldc apart) += a (M, K, read through strides) @ b (K, N, rows ldb apart).
-void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N) {
+// The kernel for the CPU this runs on: the AVX-512 build when the CPU has it
+// (and the compiler could make it), else the one built for the project's target.
+// Both add up every product in the same order, so the results are the same bits.
+void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N) {
   matmul_flops() += 2ULL * static_cast<std::uint64_t>(M) * static_cast<std::uint64_t>(N) * static_cast<std::uint64_t>(K);
-  // Rows of c in tiles of MR, split between the threads when there is enough
-  // work; each thread walks the column panels of b over its own rows, so a
-  // K x NR panel stays in its L1 cache while its row tiles pass over it.
-  const int row_tiles = (M + MR - 1) / MR;
-  // One column panel of `COLS` columns starting at j, over rows [i_begin, i_end).
-  auto panel = [&]<int COLS>(int j, int i_begin, int i_end) {
-    for (int i = i_begin; i < i_end; i += MR) {
-      const int n_rows = std::min(MR, i_end - i);
-      const Scalar* ai = a + i * a_rs;
-      Scalar* ci = c + static_cast<long>(i) * ldc + j;
-      // A full tile, or the rows left at the bottom as one smaller tile.
-      [&]<int... R>(std::integer_sequence<int, R...>) {
-        ((n_rows == R + 1 ? tile<R + 1, COLS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K) : void()), ...);
-      }(std::make_integer_sequence<int, MR>{});
-    }
-  };
-  auto rows = [&](int tile_begin, int tile_end) {
-    const int i_begin = tile_begin * MR, i_end = std::min(M, tile_end * MR);
-    int j = 0;
-    for (; j + NR <= N; j += NR) panel.template operator()<NR>(j, i_begin, i_end);
-    // Narrower panels for what is left (a head of width 16, a vocabulary of 11...).
-    if (j + NR / 2 <= N) panel.template operator()<NR / 2>(j, i_begin, i_end), j += NR / 2;
-    if (j + NR / 4 <= N) panel.template operator()<NR / 4>(j, i_begin, i_end), j += NR / 4;
-    if (j < N) edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K, i_end - i_begin, N - j);
-  };
-  constexpr double kParallelWork = 1 << 18;  // multiply-adds below which a second thread costs more than it gives
-  if (static_cast<double>(M) * N * K >= kParallelWork) {
-    parallel_for(row_tiles, rows);
-  } else {
-    rows(0, row_tiles);
-  }
+#ifdef SEQGRAD_AVX512_KERNEL
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+  if (avx512) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N);
+#endif
+  gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N);
 }
 
 }  // namespace
+
 
 std::atomic<std::uint64_t>& matmul_flops() {
   static std::atomic<std::uint64_t> flops{0};
   return flops;
 }
 
-void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) { gemm(a, K, 1, b, N, c, N, M, K, N); }
+void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) { gemm_dispatch(a, K, 1, b, N, c, N, M, K, N); }
 
-void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) { gemm(a, 1, M, b, N, c, N, M, K, N); }
+void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) { gemm_dispatch(a, 1, M, b, N, c, N, M, K, N); }
 
 void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {
   matmul_strided_acc({a, K, 1}, {b, K, true}, {c, N}, M, K, N);
@@ -111,7 +47,7 @@ void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, in
 
 void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N) {
   if (!b.transposed) {
-    gemm(a.data, a.row_stride, a.col_stride, b.data, b.row_stride, c.data, c.row_stride, M, K, N);
+    gemm_dispatch(a.data, a.row_stride, a.col_stride, b.data, b.row_stride, c.data, c.row_stride, M, K, N);
     return;
   }
   // b^T is needed row-major: transpose b (N, K) into a scratch (K, N) kept
@@ -120,7 +56,7 @@ void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N) {
   bt.resize(static_cast<std::size_t>(K) * static_cast<std::size_t>(N));
   for (int n = 0; n < N; ++n)
     for (int k = 0; k < K; ++k) bt[static_cast<std::size_t>(k) * N + n] = b.data[static_cast<long>(n) * b.row_stride + k];
-  gemm(a.data, a.row_stride, a.col_stride, bt.data(), N, c.data, c.row_stride, M, K, N);
+  gemm_dispatch(a.data, a.row_stride, a.col_stride, bt.data(), N, c.data, c.row_stride, M, K, N);
 }
 
 void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {

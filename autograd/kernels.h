@@ -44,6 +44,11 @@ void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, in
 void matmul_tn_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
 void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
 
+#ifdef SEQGRAD_AVX512_KERNEL
+// c += a @ b through strides, built for AVX-512 (kernels_avx512.cpp); called only when the CPU has it.
+void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N);
+#endif
+
 // Multiply-adds done by the matmul kernels so far, on every thread, times two (FLOPs).
 std::atomic<std::uint64_t>& matmul_flops();
 

@@ -26,7 +26,33 @@ void BM_Matmul(benchmark::State& state) {
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * M * N * K, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_Matmul)->Args({2048, 64, 64})->Args({2048, 64, 256})->Args({2048, 256, 64})->Args({64, 16, 64})->Args({64, 64, 16})->Args({256, 256, 256});
+BENCHMARK(BM_Matmul)->Args({2048, 64, 64})->Args({2048, 64, 256})->Args({2048, 256, 64})->Args({64, 16, 64})->Args({64, 64, 16})->Args({256, 256, 256})->Args({32, 64, 64});
+
+// The backward pass's two variants: dW = X^T dY (tn, the long shared dimension
+// is the batch's tokens) and dX = dY W^T (nt).
+void BM_MatmulTN(benchmark::State& state) {
+  const int M = static_cast<int>(state.range(0)), K = static_cast<int>(state.range(1)), N = static_cast<int>(state.range(2));
+  const auto a = random_values(static_cast<std::size_t>(K) * M, 1), b = random_values(static_cast<std::size_t>(K) * N, 2);
+  std::vector<ag::Scalar> c(static_cast<std::size_t>(M) * N);
+  for (auto _ : state) {
+    ag::kernels::matmul_tn_acc(a.data(), b.data(), c.data(), M, K, N);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * M * N * K, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_MatmulTN)->Args({64, 2048, 64})->Args({64, 2048, 256})->Args({256, 2048, 64});
+
+void BM_MatmulNT(benchmark::State& state) {
+  const int M = static_cast<int>(state.range(0)), K = static_cast<int>(state.range(1)), N = static_cast<int>(state.range(2));
+  const auto a = random_values(static_cast<std::size_t>(M) * K, 1), b = random_values(static_cast<std::size_t>(N) * K, 2);
+  std::vector<ag::Scalar> c(static_cast<std::size_t>(M) * N);
+  for (auto _ : state) {
+    ag::kernels::matmul_nt_acc(a.data(), b.data(), c.data(), M, K, N);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * M * N * K, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_MatmulNT)->Args({2048, 64, 64})->Args({2048, 256, 64})->Args({2048, 64, 256})->Args({32, 64, 64});
 
 void BM_SoftmaxForwardBackward(benchmark::State& state) {
   const int rows = static_cast<int>(state.range(0)), V = static_cast<int>(state.range(1));

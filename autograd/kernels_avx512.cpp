@@ -1,0 +1,20 @@
+// The matrix-product kernel built for AVX-512 (-march=x86-64-v4, 512-bit
+// vectors): twice the multiply-adds per instruction of the AVX2 build on CPUs
+// that execute them at full width. kernels.cpp calls it when the CPU says it
+// has AVX-512 (valgrind's virtual CPU does not, so memcheck runs the other).
+#ifndef SEQGRAD_AVX512_TILE_ROWS
+#define SEQGRAD_AVX512_TILE_ROWS 4
+#define SEQGRAD_AVX512_TILE_BYTES 256  // 64 floats: four 512-bit registers per row, 16 accumulators
+#endif
+#define SEQGRAD_TILE_ROWS SEQGRAD_AVX512_TILE_ROWS
+#define SEQGRAD_TILE_BYTES SEQGRAD_AVX512_TILE_BYTES
+#include "autograd/gemm_impl.h"
+#include "autograd/kernels.h"
+
+namespace ag::inline AG_PRECISION::kernels {
+
+void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N) {
+  gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N);
+}
+
+}  // namespace ag::inline AG_PRECISION::kernels
