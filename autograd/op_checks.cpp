@@ -76,6 +76,8 @@ std::vector<Case> all_cases() {
       {"mean (axis)", {{{2, 3, 4}}}, [](V x) { return mean(x[0], -1); }},
       {"matmul", {{{3, 4}}, {{4, 5}}}, [](V x) { return matmul(x[0], x[1]); }},
       {"matmul (shared weight)", {{{2, 3, 4}}, {{4, 5}}}, [](V x) { return matmul(x[0], x[1]); }},
+      {"linear", {{{2, 3, 4}}, {{4, 5}}, {{5}}}, [](V x) { return linear(x[0], x[1], x[2]); }},
+      {"linear (no bias)", {{{3, 4}}, {{4, 5}}}, [](V x) { return linear(x[0], x[1], Tensor()); }},
       {"matmul (batched)", {{{2, 3, 4}}, {{2, 4, 5}}}, [](V x) { return matmul(x[0], x[1]); }},
       {"softmax", {{{3, 5}}}, [](V x) { return softmax(x[0]); }},
       {"log_softmax", {{{3, 5}}}, [](V x) { return log_softmax(x[0]); }},

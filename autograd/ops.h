@@ -66,6 +66,9 @@ Tensor mean(const Tensor& x, int axis);
 // leading dims equal.
 Tensor matmul(const Tensor& a, const Tensor& b);
 
+// x (..., K) @ w (K, N) + b (N) as one op; b may be an empty Tensor (no bias).
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b);
+
 // --- neural-network ops (ops_nn.cpp) ------------------------------------------
 Tensor softmax(const Tensor& x);      // along the last axis, stable (max subtracted)
 Tensor log_softmax(const Tensor& x);  // along the last axis

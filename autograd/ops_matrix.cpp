@@ -1,4 +1,6 @@
 // Matrix product, the op that carries nearly all of the arithmetic.
+#include <algorithm>
+
 #include "autograd/detail.h"
 #include "autograd/kernels.h"
 #include "autograd/ops.h"
@@ -57,6 +59,48 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
           }
         }
       });
+    });
+  }
+  return out;
+}
+
+// x (..., K) @ w (K, N) + b (N): a Linear layer as one node. The output rows
+// start as copies of b and the product is added onto them, so there is no
+// separate bias node to allocate, fill and walk back through.
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+  detail::check_defined("linear", x);
+  detail::check_defined("linear", w);
+  const Shape& sx = x.shape();
+  if (sx.empty() || w.ndim() != 2 || sx.back() != w.size(0)) {
+    detail::shape_error("linear", sx, w.shape(), "do not match: need x (..., K) and w (K, N)");
+  }
+  const bool bias = static_cast<bool>(b);
+  if (bias && b.shape() != Shape{w.size(1)}) detail::shape_error("linear", w.shape(), b.shape(), "do not match: the bias must be (N)");
+  const int K = w.size(0), N = w.size(1);
+  const int M = static_cast<int>(x.numel() / static_cast<std::size_t>(K));
+  Shape shape(sx.begin(), sx.end() - 1);
+  shape.push_back(N);
+  std::vector<const Tensor*> parents{&x, &w};
+  if (bias) parents.push_back(&b);
+  Tensor out = Tensor::make_result("linear", shape, parents);
+  Scalar* po = out.data().data();
+  if (bias)
+    for (int r = 0; r < M; ++r) std::copy(b.data().begin(), b.data().end(), po + static_cast<std::size_t>(r) * N);
+  kernels::matmul_acc(x.data().data(), w.data().data(), po, M, K, N);
+  if (out.records()) {
+    out.set_backward([xn = x.node(), wn = w.node(), bn = bias ? b.node() : nullptr, on = out.node(), M, K, N] {
+      //   dx += dy @ w^T,  dw += x^T @ dy,  db += the column sums of dy
+      const Scalar* dy = on->grad.data();
+      if (xn->requires_grad) kernels::matmul_nt_acc(dy, wn->data.data(), xn->grad.data(), M, N, K);
+      if (wn->requires_grad) kernels::matmul_tn_acc(xn->data.data(), dy, wn->grad.data(), K, M, N);
+      if (bn && bn->requires_grad) {
+        Scalar* db = bn->grad.data();
+        for (int r = 0; r < M; ++r) {
+          const Scalar* row = dy + static_cast<std::size_t>(r) * N;
+#pragma omp simd
+          for (int j = 0; j < N; ++j) db[j] += row[j];
+        }
+      }
     });
   }
   return out;

@@ -9,8 +9,7 @@ Linear::Linear(int in, int out, ag::Rng& rng, Init init, bool has_bias) {
 }
 
 ag::Tensor Linear::forward(const ag::Tensor& x) const {
-  ag::Tensor y = ag::matmul(x, weight);
-  return bias ? y + bias : y;
+  return ag::linear(x, weight, bias ? bias : ag::Tensor());
 }
 
 Embedding::Embedding(int vocab, int dim, ag::Rng& rng, Init init) {
