@@ -28,13 +28,27 @@ struct Broadcast {
 Broadcast broadcast(const char* op, const Shape& a, const Shape& b);
 
 // Calls f(i, ia, ib) for every output element i and the operand elements it reads.
+// Within one row of `inner` elements no two calls touch the same element of
+// anything, so each row is one vectorisable loop.
 template <class F>
 inline void for_each_broadcast(const Broadcast& p, F&& f) {
+  if (p.a_full && p.b_full) {
+    const std::size_t n = p.outer * p.inner;
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) f(i, i, i);
+    return;
+  }
   for (std::size_t o = 0; o < p.outer; ++o) {
     const std::size_t base = o * p.inner;
-    for (std::size_t j = 0; j < p.inner; ++j) {
-      const std::size_t i = base + j;
-      f(i, p.a_full ? i : j, p.b_full ? i : j);
+    if (p.a_full) {
+#pragma omp simd
+      for (std::size_t j = 0; j < p.inner; ++j) f(base + j, base + j, j);
+    } else if (p.b_full) {
+#pragma omp simd
+      for (std::size_t j = 0; j < p.inner; ++j) f(base + j, j, base + j);
+    } else {
+#pragma omp simd
+      for (std::size_t j = 0; j < p.inner; ++j) f(base + j, j, j);
     }
   }
 }

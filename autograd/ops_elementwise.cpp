@@ -56,6 +56,7 @@ Tensor unary(const char* op, const Tensor& x, F forward, DF derivative) {
   if (out.records()) {
     out.set_backward([xn = x.node(), yn = out.node(), derivative] {
       const std::size_t n = xn->data.size();
+#pragma omp simd
       for (std::size_t i = 0; i < n; ++i) xn->grad[i] += derivative(xn->data[i], yn->data[i]) * yn->grad[i];
     });
   }
