@@ -46,14 +46,18 @@ inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
     for (int j = 0; j < COLS; ++j) c[r * ldc + j] += acc[r][j];
 }
 
-// The same at the ragged edges, with run-time sizes.
+// The same at the ragged edges, with run-time sizes (cols < NR). Like the
+// tile, it sums over k from zero and adds the sum to c once, so that every
+// element of c is the same sum in the same order whichever path computed it.
 inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, int rows, int cols) {
   for (int r = 0; r < rows; ++r) {
+    Scalar acc[NR] = {};
     for (int k = 0; k < K; ++k) {
       const Scalar ark = a[r * a_rs + k * a_cs];
       const Scalar* bk = b + k * ldb;
-      for (int j = 0; j < cols; ++j) c[r * ldc + j] += ark * bk[j];
+      for (int j = 0; j < cols; ++j) acc[j] += ark * bk[j];
     }
+    for (int j = 0; j < cols; ++j) c[r * ldc + j] += acc[j];
   }
 }
 

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,20 +19,32 @@ namespace ag::inline AG_PRECISION::kernels {
 
 namespace {
 
+bool use_avx512() {
+#ifdef SEQGRAD_AVX512_KERNEL
+  // SEQGRAD_KERNEL=generic keeps the project's own build (the tests compare the two).
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                          !(std::getenv("SEQGRAD_KERNEL") && std::string_view(std::getenv("SEQGRAD_KERNEL")) == "generic");
+  return yes;
+#else
+  return false;
+#endif
+}
+
 // The kernel for the CPU this runs on: the AVX-512 build when the CPU has it
 // (and the compiler could make it), else the one built for the project's target.
 // Both add up every product in the same order, so the results are the same bits.
 void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N) {
   matmul_flops() += 2ULL * static_cast<std::uint64_t>(M) * static_cast<std::uint64_t>(N) * static_cast<std::uint64_t>(K);
 #ifdef SEQGRAD_AVX512_KERNEL
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
-  if (avx512) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N);
+  if (use_avx512()) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N);
 #endif
   gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N);
 }
 
 }  // namespace
 
+
+const char* kernel_name() { return use_avx512() ? "avx512" : "generic"; }
 
 std::atomic<std::uint64_t>& matmul_flops() {
   static std::atomic<std::uint64_t> flops{0};

@@ -49,6 +49,9 @@ void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M,
 void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N);
 #endif
 
+// Which build of the matmul kernel this CPU runs: "avx512" or "generic" (the project's target).
+const char* kernel_name();
+
 // Multiply-adds done by the matmul kernels so far, on every thread, times two (FLOPs).
 std::atomic<std::uint64_t>& matmul_flops();
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "autograd/kernels.h"
 #include "src/bench/workloads.h"
 #include "src/cli/commands.h"
 #include "src/inspect/compare.h"
@@ -293,7 +294,7 @@ struct BenchArgs {
 
 int run_bench(const BenchArgs& a) {
   std::FILE* human = a.json ? stderr : stdout;
-  const std::string build = bench::build_description();
+  const std::string build = bench::build_description() + "; matmul kernel: " + ag::kernels::kernel_name();
   if (!a.sweep.empty()) {
     if (a.sweep != "len") throw std::invalid_argument("--sweep: only 'len' is known");
     const auto points = bench::sweep_len(a.sweep_max, 4, std::max(3, a.steps / 4));

@@ -227,3 +227,18 @@ TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("unknown lab 'frob'") != std::string::npos);
 }
+
+TEST_CASE("the AVX-512 and the generic matmul kernels train to the same bits", "[cli][kernels]") {
+  const std::string args = "train --model transformer --task copy --len 5 --d-model 32 --steps 30 --eval-size 64 --json --out /tmp/seqgrad-kernel-";
+  const auto chosen = run_seqgrad(args + "a");
+  setenv("SEQGRAD_KERNEL", "generic", 1);
+  const auto generic = run_seqgrad(args + "b");
+  const auto header = run_seqgrad("bench --workload rnn --steps 1");
+  unsetenv("SEQGRAD_KERNEL");
+  REQUIRE(chosen.exit_code == 0);
+  REQUIRE(generic.exit_code == 0);
+  CHECK(header.out.find("matmul kernel: generic") != std::string::npos);
+  const auto a = nlohmann::json::parse(chosen.out), b = nlohmann::json::parse(generic.out);
+  CHECK(a["final_train_loss"].get<double>() == b["final_train_loss"].get<double>());
+  CHECK(a["eval_loss"].get<double>() == b["eval_loss"].get<double>());
+}
