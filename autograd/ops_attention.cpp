@@ -59,10 +59,19 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
           Scalar* row = w + static_cast<std::size_t>(i) * T;
           const int seen = causal ? i + 1 : T;
           Scalar mx = -std::numeric_limits<Scalar>::infinity();
-          for (int j = 0; j < seen; ++j) mx = std::max(mx, row[j] *= scale);
+#pragma omp simd reduction(max : mx)
+          for (int j = 0; j < seen; ++j) {
+            row[j] *= scale;
+            mx = row[j] > mx ? row[j] : mx;
+          }
           Scalar total = 0;
-          for (int j = 0; j < seen; ++j) total += (row[j] = fast::exp(row[j] - mx));
+#pragma omp simd reduction(+ : total)
+          for (int j = 0; j < seen; ++j) {
+            row[j] = fast::exp(row[j] - mx);
+            total += row[j];
+          }
           const Scalar inv = 1 / total;
+#pragma omp simd
           for (int j = 0; j < seen; ++j) row[j] *= inv;
           for (int j = seen; j < n; ++j) row[j] = 0;  // the future, masked: weight exactly 0
         }
@@ -104,7 +113,9 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
               Scalar* g = ds.data() + static_cast<std::size_t>(i) * T;
               const Scalar* p = w + static_cast<std::size_t>(i) * T;
               Scalar dot = 0;
+#pragma omp simd reduction(+ : dot)
               for (int j = 0; j < n; ++j) dot += g[j] * p[j];
+#pragma omp simd
               for (int j = 0; j < n; ++j) g[j] = p[j] * (g[j] - dot) * scale;
             }
             if (qn->requires_grad) {

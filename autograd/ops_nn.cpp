@@ -27,8 +27,13 @@ void softmax_rows(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V) {
     Scalar* yr = y + r * V;
     const Scalar mx = *std::max_element(xr, xr + V);
     Scalar total = 0;
-    for (std::size_t j = 0; j < V; ++j) total += (yr[j] = fast::exp(xr[j] - mx));
+#pragma omp simd reduction(+ : total)
+    for (std::size_t j = 0; j < V; ++j) {
+      yr[j] = fast::exp(xr[j] - mx);
+      total += yr[j];
+    }
     const Scalar inv = 1 / total;
+#pragma omp simd
     for (std::size_t j = 0; j < V; ++j) yr[j] *= inv;
   }
 }
@@ -240,17 +245,23 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
   Tensor out = Tensor::make_result("layer_norm", x.shape(), {&x, &gamma, &beta});
   // Keep what backward needs: the normalised values and each row's 1/std.
   std::vector<Scalar> xhat(x.numel()), rstd(rows);
+  const Scalar *pg = gamma.data().data(), *pb = beta.data().data();
   for (std::size_t r = 0; r < rows; ++r) {
     const Scalar* xr = x.data().data() + r * C;
     Scalar mu = 0, var = 0;
+#pragma omp simd reduction(+ : mu)
     for (std::size_t c = 0; c < C; ++c) mu += xr[c];
     mu /= static_cast<Scalar>(C);
+#pragma omp simd reduction(+ : var)
     for (std::size_t c = 0; c < C; ++c) var += (xr[c] - mu) * (xr[c] - mu);
     var /= static_cast<Scalar>(C);  // biased variance, as the paper's LayerNorm
-    rstd[r] = 1 / std::sqrt(var + eps);
+    const Scalar rs = rstd[r] = 1 / std::sqrt(var + eps);
+    Scalar* xh = xhat.data() + r * C;
+    Scalar* y = out.data().data() + r * C;
+#pragma omp simd
     for (std::size_t c = 0; c < C; ++c) {
-      xhat[r * C + c] = (xr[c] - mu) * rstd[r];
-      out.data()[r * C + c] = xhat[r * C + c] * gamma.data()[c] + beta.data()[c];
+      xh[c] = (xr[c] - mu) * rs;
+      y[c] = xh[c] * pg[c] + pb[c];
     }
   }
   if (out.records()) {
@@ -262,23 +273,31 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
       for (std::size_t r = 0; r < rows; ++r) {
         const Scalar* g = on->grad.data() + r * C;
         const Scalar* xh = xhat.data() + r * C;
-        if (gn->requires_grad)
-          for (std::size_t c = 0; c < C; ++c) gn->grad[c] += g[c] * xh[c];
-        if (bn->requires_grad)
-          for (std::size_t c = 0; c < C; ++c) bn->grad[c] += g[c];
+        const Scalar* gamma = gn->data.data();
+        if (gn->requires_grad) {
+          Scalar* dgamma = gn->grad.data();
+#pragma omp simd
+          for (std::size_t c = 0; c < C; ++c) dgamma[c] += g[c] * xh[c];
+        }
+        if (bn->requires_grad) {
+          Scalar* dbeta = bn->grad.data();
+#pragma omp simd
+          for (std::size_t c = 0; c < C; ++c) dbeta[c] += g[c];
+        }
         if (!xn->requires_grad) continue;
         Scalar mean_dxhat = 0, mean_dxhat_xhat = 0;
+#pragma omp simd reduction(+ : mean_dxhat, mean_dxhat_xhat)
         for (std::size_t c = 0; c < C; ++c) {
-          const Scalar dxhat = g[c] * gn->data[c];
+          const Scalar dxhat = g[c] * gamma[c];
           mean_dxhat += dxhat;
           mean_dxhat_xhat += dxhat * xh[c];
         }
         mean_dxhat /= static_cast<Scalar>(C);
         mean_dxhat_xhat /= static_cast<Scalar>(C);
         Scalar* dx = xn->grad.data() + r * C;
-        for (std::size_t c = 0; c < C; ++c) {
-          dx[c] += rstd[r] * (g[c] * gn->data[c] - mean_dxhat - xh[c] * mean_dxhat_xhat);
-        }
+        const Scalar rs = rstd[r];
+#pragma omp simd
+        for (std::size_t c = 0; c < C; ++c) dx[c] += rs * (g[c] * gamma[c] - mean_dxhat - xh[c] * mean_dxhat_xhat);
       }
     });
   }

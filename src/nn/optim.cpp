@@ -38,20 +38,29 @@ void Optimizer::step(double lr) {
     const std::vector<ag::Scalar>& g = p.grad();
     std::vector<double>& m = m_[k];
     std::vector<double>& v = v_[k];
-    for (std::size_t i = 0; i < w.size(); ++i) {
-      double grad = g[i];
-      if (config_.kind == "sgd") {
-        grad += config_.weight_decay * w[i];
-        m[i] = config_.momentum * m[i] + grad;
-        w[i] = static_cast<ag::Scalar>(w[i] - lr * m[i]);
-        continue;
+    // One loop per kind, the kind decided outside it, so that each loop vectorises.
+    const std::size_t n = w.size();
+    ag::Scalar* pw = w.data();
+    const ag::Scalar* pg = g.data();
+    double *pm = m.data(), *pv = v.data();
+    const double wd = config_.weight_decay, momentum = config_.momentum, eps = config_.eps;
+    if (config_.kind == "sgd") {
+#pragma omp simd
+      for (std::size_t i = 0; i < n; ++i) {
+        const double grad = pg[i] + wd * pw[i];
+        pm[i] = momentum * pm[i] + grad;
+        pw[i] = static_cast<ag::Scalar>(pw[i] - lr * pm[i]);
       }
-      if (config_.kind == "adam") grad += config_.weight_decay * w[i];
-      m[i] = b1 * m[i] + (1 - b1) * grad;
-      v[i] = b2 * v[i] + (1 - b2) * grad * grad;
-      double update = (m[i] / correction1) / (std::sqrt(v[i] / correction2) + config_.eps);
-      if (config_.kind == "adamw") update += config_.weight_decay * w[i];
-      w[i] = static_cast<ag::Scalar>(w[i] - lr * update);
+      continue;
+    }
+    const double adam_wd = config_.kind == "adam" ? wd : 0, adamw_wd = config_.kind == "adamw" ? wd : 0;
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+      const double grad = pg[i] + adam_wd * pw[i];  // Adam: L2 in the gradient; AdamW: decay beside it
+      pm[i] = b1 * pm[i] + (1 - b1) * grad;
+      pv[i] = b2 * pv[i] + (1 - b2) * grad * grad;
+      const double update = (pm[i] / correction1) / (std::sqrt(pv[i] / correction2) + eps) + adamw_wd * pw[i];
+      pw[i] = static_cast<ag::Scalar>(pw[i] - lr * update);
     }
   }
 }
