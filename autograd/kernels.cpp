@@ -32,7 +32,9 @@ bool use_avx512() {
 
 // The kernel for the CPU this runs on: the AVX-512 build when the CPU has it
 // (and the compiler could make it), else the one built for the project's target.
-// Both add up every product in the same order, so the results are the same bits.
+// Both add up every product in the same order, so the results are the same bits
+// when the project's target has FMA too (x86-64-v3, the Makefile's choice on
+// such CPUs); a build without it rounds each product on its own.
 void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N) {
   matmul_flops() += 2ULL * static_cast<std::uint64_t>(M) * static_cast<std::uint64_t>(N) * static_cast<std::uint64_t>(K);
 #ifdef SEQGRAD_AVX512_KERNEL
