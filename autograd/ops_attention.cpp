@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "autograd/fastmath.h"
 #include "autograd/detail.h"
@@ -21,6 +22,12 @@ namespace {
 // only the keys [0, i1), so the score, weight and gradient products skip the
 // masked upper triangle block by block (about half of the work at long T).
 constexpr int kRows = 32;
+
+// Head rows x (T rows of D values, C apart) into xt (D, T), once per head.
+void transpose_head(const Scalar* x, Scalar* xt, int T, int C, int D) {
+  for (int t = 0; t < T; ++t)
+    for (int d = 0; d < D; ++d) xt[static_cast<std::size_t>(d) * T + t] = x[static_cast<long>(t) * C + d];
+}
 
 }  // namespace
 
@@ -46,15 +53,18 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
   auto keys_seen = [=](int i_end) { return causal ? i_end : T; };  // keys the queries before i_end may see
 
   parallel_for(B * heads, [&](int begin, int end) {
+    thread_local std::vector<Scalar> kt;  // this head's keys transposed, (D, T): the score products read it row-major
+    kt.resize(static_cast<std::size_t>(D) * T);
     for (int bh = begin; bh < end; ++bh) {
       const int b = bh / heads, h = bh % heads;
       const Scalar *qh = head(q.data().data(), b, h), *kh = head(k.data().data(), b, h), *vh = head(v.data().data(), b, h);
+      transpose_head(kh, kt.data(), T, C, D);
       Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;  // (T, T): query i, key j; zero where masked
       for (int i0 = 0; i0 < T; i0 += block) {
         const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
         Scalar* wb = w + static_cast<std::size_t>(i0) * T;
         // scores = q k^T, for these queries and the keys they may see
-        kernels::matmul_strided_acc({qh + static_cast<long>(i0) * C, C, 1}, {kh, C, true}, {wb, T}, i1 - i0, D, n);
+        kernels::matmul_strided_acc({qh + static_cast<long>(i0) * C, C, 1}, {kt.data(), T, false}, {wb, T}, i1 - i0, D, n);
         for (int i = i0; i < i1; ++i) {
           Scalar* row = w + static_cast<std::size_t>(i) * T;
           const int seen = causal ? i + 1 : T;
@@ -89,8 +99,9 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
       // contributions from the queries [j0, T) only.
       const std::size_t TT = static_cast<std::size_t>(T) * T;
       parallel_for(B * heads, [&](int begin, int end) {
-        thread_local std::vector<Scalar> ds;
+        thread_local std::vector<Scalar> ds, vt;
         ds.resize(TT);
+        vt.resize(static_cast<std::size_t>(D) * T);
         for (int bh = begin; bh < end; ++bh) {
           const int b = bh / heads, h = bh % heads;
           const Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;
@@ -104,11 +115,12 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
             }
           }
           if (!qn->requires_grad && !kn->requires_grad) continue;
+          transpose_head(vh, vt.data(), T, C, D);
           for (int i0 = 0; i0 < T; i0 += block) {  // dS, block by block of queries
             const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
             Scalar* g0 = ds.data() + static_cast<std::size_t>(i0) * T;
             for (int i = i0; i < i1; ++i) std::fill(ds.data() + static_cast<std::size_t>(i) * T, ds.data() + static_cast<std::size_t>(i) * T + n, Scalar(0));
-            kernels::matmul_strided_acc({gO + static_cast<long>(i0) * C, C, 1}, {vh, C, true}, {g0, T}, i1 - i0, D, n);
+            kernels::matmul_strided_acc({gO + static_cast<long>(i0) * C, C, 1}, {vt.data(), T, false}, {g0, T}, i1 - i0, D, n);
             for (int i = i0; i < i1; ++i) {
               Scalar* g = ds.data() + static_cast<std::size_t>(i) * T;
               const Scalar* p = w + static_cast<std::size_t>(i) * T;

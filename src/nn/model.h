@@ -57,9 +57,10 @@ struct ForwardOptions {
   bool training = false;         // dropout on
   ag::Rng* rng = nullptr;        // for dropout; required when training with dropout > 0
   bool split_positions = false;  // make each x_t its own graph node (for path lengths); slower
-  // The vanilla RNN as one fused op per layer (ag::rnn_tanh) instead of a graph
-  // node per step: the same values, several times faster, but `hidden` stays
-  // empty. Training, evaluation and bench use it; looking inside does not.
+  // The fast path for training, evaluation and bench: the vanilla RNN as one
+  // fused op per layer (ag::rnn_tanh) instead of a graph node per step, and no
+  // copy of the attention weights. The same values, but `hidden` and
+  // `attention` stay empty; looking inside does not use it.
   bool fused = false;
 };
 
