@@ -31,7 +31,7 @@ constexpr int NR = static_cast<int>(SEQGRAD_TILE_BYTES / sizeof(Scalar));
 // smaller at the edges), with a(r, k) = a[r * a_rs + k * a_cs]: row-major a has
 // (a_rs, a_cs) = (K, 1), a transposed one (1, M).
 template <int ROWS, int COLS>
-inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K) {
+inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, bool overwrite) {
   Scalar acc[ROWS][COLS] = {};
   for (int k = 0; k < K; ++k) {
     const Scalar* bk = b + k * ldb;
@@ -43,13 +43,14 @@ inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
     }
   }
   for (int r = 0; r < ROWS; ++r)
-    for (int j = 0; j < COLS; ++j) c[r * ldc + j] += acc[r][j];
+    for (int j = 0; j < COLS; ++j) c[r * ldc + j] = overwrite ? acc[r][j] : c[r * ldc + j] + acc[r][j];
 }
 
 // The same at the ragged edges, with run-time sizes (cols < NR). Like the
 // tile, it sums over k from zero and adds the sum to c once, so that every
 // element of c is the same sum in the same order whichever path computed it.
-inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, int rows, int cols) {
+inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, int rows, int cols,
+                 bool overwrite) {
   for (int r = 0; r < rows; ++r) {
     Scalar acc[NR] = {};
     for (int k = 0; k < K; ++k) {
@@ -57,12 +58,14 @@ inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       const Scalar* bk = b + k * ldb;
       for (int j = 0; j < cols; ++j) acc[j] += ark * bk[j];
     }
-    for (int j = 0; j < cols; ++j) c[r * ldc + j] += acc[j];
+    for (int j = 0; j < cols; ++j) c[r * ldc + j] = overwrite ? acc[j] : c[r * ldc + j] + acc[j];
   }
 }
 
 // c (M, N, rows ldc apart) += a (M, K, read through strides) @ b (K, N, rows ldb apart).
-inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N) {
+// With `overwrite`, c = a @ b instead: c need not be zeroed first.
+inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N,
+                 bool overwrite = false) {
   // Rows of c in tiles of MR, split between the threads when there is enough
   // work; each thread walks the column panels of b over its own rows, so a
   // K x NR panel stays in its L1 cache while its row tiles pass over it.
@@ -75,7 +78,7 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       Scalar* ci = c + static_cast<long>(i) * ldc + j;
       // A full tile, or the rows left at the bottom as one smaller tile.
       [&]<int... R>(std::integer_sequence<int, R...>) {
-        ((n_rows == R + 1 ? tile<R + 1, COLS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K) : void()), ...);
+        ((n_rows == R + 1 ? tile<R + 1, COLS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K, overwrite) : void()), ...);
       }(std::make_integer_sequence<int, MR>{});
     }
   };
@@ -86,7 +89,7 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
     // Narrower panels for what is left (a head of width 16, a vocabulary of 11...).
     if (j + NR / 2 <= N) panel.template operator()<NR / 2>(j, i_begin, i_end), j += NR / 2;
     if (j + NR / 4 <= N) panel.template operator()<NR / 4>(j, i_begin, i_end), j += NR / 4;
-    if (j < N) edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K, i_end - i_begin, N - j);
+    if (j < N) edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K, i_end - i_begin, N - j, overwrite);
   };
   constexpr double kParallelWork = 1 << 18;  // multiply-adds below which a second thread costs more than it gives
   if (static_cast<double>(M) * N * K >= kParallelWork) {

@@ -35,12 +35,13 @@ bool use_avx512() {
 // Both add up every product in the same order, so the results are the same bits
 // when the project's target has FMA too (x86-64-v3, the Makefile's choice on
 // such CPUs); a build without it rounds each product on its own.
-void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N) {
+void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N,
+                   bool overwrite = false) {
   matmul_flops() += 2ULL * static_cast<std::uint64_t>(M) * static_cast<std::uint64_t>(N) * static_cast<std::uint64_t>(K);
 #ifdef SEQGRAD_AVX512_KERNEL
-  if (use_avx512()) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N);
+  if (use_avx512()) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, overwrite);
 #endif
-  gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N);
+  gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, overwrite);
 }
 
 }  // namespace
@@ -63,7 +64,7 @@ void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, in
 
 void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N) {
   if (!b.transposed) {
-    gemm_dispatch(a.data, a.row_stride, a.col_stride, b.data, b.row_stride, c.data, c.row_stride, M, K, N);
+    gemm_dispatch(a.data, a.row_stride, a.col_stride, b.data, b.row_stride, c.data, c.row_stride, M, K, N, c.overwrite);
     return;
   }
   // b^T is needed row-major: transpose b (N, K) into a scratch (K, N) kept
@@ -72,7 +73,7 @@ void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N) {
   bt.resize(static_cast<std::size_t>(K) * static_cast<std::size_t>(N));
   for (int n = 0; n < N; ++n)
     for (int k = 0; k < K; ++k) bt[static_cast<std::size_t>(k) * N + n] = b.data[static_cast<long>(n) * b.row_stride + k];
-  gemm_dispatch(a.data, a.row_stride, a.col_stride, bt.data(), N, c.data, c.row_stride, M, K, N);
+  gemm_dispatch(a.data, a.row_stride, a.col_stride, bt.data(), N, c.data, c.row_stride, M, K, N, c.overwrite);
 }
 
 void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {

@@ -22,7 +22,7 @@ void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, in
 //   c (M, N) += A (M, K) @ B (K, N), with
 //   A(r, k) = a.data[r * a.row_stride + k * a.col_stride]   (a transposed A: strides swapped)
 //   B(k, j) = b.data[k * b.row_stride + j], or, with b.transposed, b.data[j * b.row_stride + k]
-//   c(r, j) = c.data[r * c.row_stride + j]
+//   c(r, j) = c.data[r * c.row_stride + j], added to or, with c.overwrite, replaced
 struct ConstView {
   const Scalar* data;
   long row_stride, col_stride;
@@ -35,6 +35,7 @@ struct BView {
 struct View {
   Scalar* data;
   long row_stride;
+  bool overwrite = false;  // c = A @ B instead of c += A @ B (c need not be zeroed)
 };
 void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N);
 
@@ -46,7 +47,7 @@ void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M,
 
 #ifdef SEQGRAD_AVX512_KERNEL
 // c += a @ b through strides, built for AVX-512 (kernels_avx512.cpp); called only when the CPU has it.
-void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N);
+void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N, bool overwrite);
 #endif
 
 // Which build of the matmul kernel this CPU runs: "avx512" or "generic" (the project's target).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "autograd/fastmath.h"
@@ -46,7 +47,10 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
   const std::size_t TT = static_cast<std::size_t>(T) * T;
   Tensor out = Tensor::make_result("attention", q.shape(), {&q, &k, &v});
   // The weights of every (sequence, head): the forward's result that backward reuses.
-  auto probs = std::make_shared<std::vector<Scalar>>(static_cast<std::size_t>(B) * heads * TT);
+  // Not zeroed: every entry the products read is written first; the masked
+  // corner of each row block is zeroed only when the weights are handed out.
+  const std::size_t n_probs = static_cast<std::size_t>(B) * heads * TT;
+  std::shared_ptr<Scalar[]> probs = std::make_shared_for_overwrite<Scalar[]>(n_probs);
   // Head h of sequence b in a (B, T, C) array: T rows of D values, C apart.
   auto head = [=](auto* x, int b, int h) { return x + static_cast<long>(b) * T * C + static_cast<long>(h) * D; };
   const int block = causal ? kRows : T;
@@ -59,12 +63,12 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
       const int b = bh / heads, h = bh % heads;
       const Scalar *qh = head(q.data().data(), b, h), *kh = head(k.data().data(), b, h), *vh = head(v.data().data(), b, h);
       transpose_head(kh, kt.data(), T, C, D);
-      Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;  // (T, T): query i, key j; zero where masked
+      Scalar* w = probs.get() + static_cast<std::size_t>(bh) * TT;  // (T, T): query i, key j; zero where masked
       for (int i0 = 0; i0 < T; i0 += block) {
         const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
         Scalar* wb = w + static_cast<std::size_t>(i0) * T;
         // scores = q k^T, for these queries and the keys they may see
-        kernels::matmul_strided_acc({qh + static_cast<long>(i0) * C, C, 1}, {kt.data(), T, false}, {wb, T}, i1 - i0, D, n);
+        kernels::matmul_strided_acc({qh + static_cast<long>(i0) * C, C, 1}, {kt.data(), T, false}, {wb, T, true}, i1 - i0, D, n);
         for (int i = i0; i < i1; ++i) {
           Scalar* row = w + static_cast<std::size_t>(i) * T;
           const int seen = causal ? i + 1 : T;
@@ -83,14 +87,14 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
           const Scalar inv = 1 / total;
 #pragma omp simd
           for (int j = 0; j < seen; ++j) row[j] *= inv;
-          for (int j = seen; j < n; ++j) row[j] = 0;  // the future, masked: weight exactly 0
+          for (int j = seen; j < (weights ? T : n); ++j) row[j] = 0;  // the future, masked: weight exactly 0
         }
         // out = weights v, written straight into this head's columns of the output
         kernels::matmul_strided_acc({wb, T, 1}, {vh, C, false}, {head(out.data().data(), b, h) + static_cast<long>(i0) * C, C}, i1 - i0, n, D);
       }
     }
   });
-  if (weights) *weights = Tensor({B, heads, T, T}, *probs);
+  if (weights) *weights = Tensor({B, heads, T, T}, std::vector<Scalar>(probs.get(), probs.get() + n_probs));
   if (out.records()) {
     out.set_backward([qn = q.node(), kn = k.node(), vn = v.node(), on = out.node(), probs, B, T, C, D, heads, scale, causal, block, head, keys_seen] {
       // in the forward pass this was: S = q k^T scale, W = softmax(S), O = W v, so now we have:
@@ -104,7 +108,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
         vt.resize(static_cast<std::size_t>(D) * T);
         for (int bh = begin; bh < end; ++bh) {
           const int b = bh / heads, h = bh % heads;
-          const Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;
+          const Scalar* w = probs.get() + static_cast<std::size_t>(bh) * TT;
           const Scalar *gO = head(on->grad.data(), b, h), *qh = head(qn->data.data(), b, h), *kh = head(kn->data.data(), b, h),
                        *vh = head(vn->data.data(), b, h);
           if (vn->requires_grad) {
@@ -119,8 +123,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
           for (int i0 = 0; i0 < T; i0 += block) {  // dS, block by block of queries
             const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
             Scalar* g0 = ds.data() + static_cast<std::size_t>(i0) * T;
-            for (int i = i0; i < i1; ++i) std::fill(ds.data() + static_cast<std::size_t>(i) * T, ds.data() + static_cast<std::size_t>(i) * T + n, Scalar(0));
-            kernels::matmul_strided_acc({gO + static_cast<long>(i0) * C, C, 1}, {vt.data(), T, false}, {g0, T}, i1 - i0, D, n);
+            kernels::matmul_strided_acc({gO + static_cast<long>(i0) * C, C, 1}, {vt.data(), T, false}, {g0, T, true}, i1 - i0, D, n);
             for (int i = i0; i < i1; ++i) {
               Scalar* g = ds.data() + static_cast<std::size_t>(i) * T;
               const Scalar* p = w + static_cast<std::size_t>(i) * T;
