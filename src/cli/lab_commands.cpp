@@ -44,9 +44,12 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
   lab->add_option("name", a->name, "the lab (see --list)");
   lab->add_flag("--list", a->list, "list the labs");
   lab->add_flag("--json", a->json, "print name, claim, figures and holds as JSON");
-  lab->add_option("--vectors", a->vectors, "attention-by-hand: your own word vectors, e.g. \"1,0 0.9,0.1 0,1\"");
+  auto* vectors = lab->add_option("--vectors", a->vectors, "attention-by-hand: your own word vectors, e.g. \"1,0 0.9,0.1 0,1\"");
   lab->add_option("--query", a->query, "attention-by-hand: which of --vectors is the query (from 0)")->capture_default_str();
-  commands.emplace_back(lab, [a, parse_vectors] {
+  commands.emplace_back(lab, [a, parse_vectors, vectors] {
+    if (vectors->count() > 0 && a->vectors.find_first_not_of(" \t") == std::string::npos) {
+      throw std::invalid_argument("--vectors is empty; write vectors as 1,0 0.9,0.1 0,1");
+    }
     if (a->list || a->name.empty()) {
       if (a->name.empty() && !a->list) throw std::invalid_argument("name a lab, or --list them");
       if (a->json) {

@@ -92,7 +92,7 @@ class LmTask : public Task {
     // Each split must hold at least a few windows of len + 1 tokens.
     const std::size_t need = static_cast<std::size_t>(len + 1) * 20;
     if (units.size() < need) {
-      throw std::invalid_argument("the text file " + path + " has " + std::to_string(units.size()) + " " + unit + "s, too few for --len " +
+      throw std::invalid_argument("the text file " + path + " has " + std::to_string(units.size()) + " " + unit + (units.size() == 1 ? "" : "s") + ", too few for --len " +
                                   std::to_string(len) + " (at least " + std::to_string(need) + " are needed)");
     }
     std::map<std::string, int> ids;  // sorted: by code point for characters (UTF-8 keeps the order), by spelling for words

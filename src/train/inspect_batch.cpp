@@ -106,7 +106,8 @@ std::string generate_text(const nn::SequenceModel& model, const tasks::Task& tas
       }
     }
     ids.push_back(next);
-    text += task.info().separator + task.token_text(next);
+    if (!text.empty() || !prompt.empty()) text += task.info().separator;  // no separator before the very first token
+    text += task.token_text(next);
   }
   return text;
 }

@@ -42,7 +42,7 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 62 invocations in its table", "[cli][errors]") {
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 63 invocations in its table", "[cli][errors]") {
   prepare();
   const std::string d = kDir;
   const std::vector<Case> cases{
@@ -64,6 +64,7 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 62
       {"lab attention-by-hand --vectors \"1,0 1\"", 2, "every vector needs the same, non-zero length"},
       {"lab attention-by-hand --vectors \"1,0 0,1\" --query 5", 2, "the query must be one of the vectors"},
       {"lab rope --query 1", 2, "--vectors and --query are for the attention-by-hand lab"},
+      {"lab attention-by-hand --vectors \"\"", 2, "--vectors is empty"},
       {"train --task words --len 5000", 2, "--len: Value 5000 not in range"},
       {"train --task lookback --len 3", 2, "--len for lookback must be between 5 and 4096, got 3"},
       {"train --lr -1", 2, "--lr: must be a finite number > 0"},
