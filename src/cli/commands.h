@@ -4,7 +4,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <functional>
+#include <optional>
+#include <string>
 
 namespace seqgrad::cli {
 
@@ -14,6 +17,17 @@ void add_engine_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>
 void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);   // train, eval, sample
 void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);      // lab
 void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands); // grads, paths, attention, compare
+
+// The whole of `s` as a finite number, or nothing ("1e-3x", "nan", "inf" and "" are not numbers).
+inline std::optional<double> parse_finite(const std::string& s) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
 
 // A seed: a whole number >= 0 (CLI11 would quietly wrap -3 into a huge unsigned one).
 extern const CLI::Validator kSeed;

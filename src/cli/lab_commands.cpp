@@ -1,6 +1,5 @@
 // seqgrad lab: the chapter's claims, each run as an experiment with a computed verdict.
 #include <fmt/core.h>
-#include <cmath>
 #include <iostream>
 #include <sstream>
 
@@ -9,35 +8,32 @@
 
 namespace seqgrad::cli {
 
+namespace {
+
+// "1,0 0.9,0.1 0,1": vectors separated by spaces, components by commas.
+std::vector<std::vector<double>> parse_vectors(const std::string& text) {
+  std::vector<std::vector<double>> out;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    std::vector<double> v;
+    std::istringstream parts(word);
+    for (std::string part; std::getline(parts, part, ',');) {
+      const std::optional<double> x = parse_finite(part);
+      if (!x) throw std::invalid_argument("--vectors: '" + part + "' in '" + word + "' is not a number; write vectors as 1,0 0.9,0.1 0,1");
+      v.push_back(*x);
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
 void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands) {
   struct Args {
     std::string name, vectors;
     int query = 0;
     bool list = false, json = false;
-  };
-  // "1,0 0.9,0.1 0,1": vectors separated by spaces, components by commas.
-  auto parse_vectors = [](const std::string& text) {
-    std::vector<std::vector<double>> out;
-    std::istringstream words(text);
-    for (std::string word; words >> word;) {
-      std::vector<double> v;
-      std::istringstream parts(word);
-      for (std::string part; std::getline(parts, part, ',');) {
-        std::size_t used = 0;
-        double x = 0;
-        try {
-          x = std::stod(part, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (part.empty() || used != part.size() || !std::isfinite(x)) {
-          throw std::invalid_argument("--vectors: '" + part + "' in '" + word + "' is not a number; write vectors as 1,0 0.9,0.1 0,1");
-        }
-        v.push_back(x);
-      }
-      out.push_back(v);
-    }
-    return out;
   };
   auto a = std::make_shared<Args>();
   auto* lab = app.add_subcommand("lab", "run one of the chapter's claims as an experiment and say whether it holds");
@@ -46,7 +42,7 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
   lab->add_flag("--json", a->json, "print name, claim, figures and holds as JSON");
   auto* vectors = lab->add_option("--vectors", a->vectors, "attention-by-hand: your own word vectors, e.g. \"1,0 0.9,0.1 0,1\"");
   lab->add_option("--query", a->query, "attention-by-hand: which of --vectors is the query (from 0)")->capture_default_str();
-  commands.emplace_back(lab, [a, parse_vectors, vectors] {
+  commands.emplace_back(lab, [a, vectors] {
     if (vectors->count() > 0 && a->vectors.find_first_not_of(" \t") == std::string::npos) {
       throw std::invalid_argument("--vectors is empty; write vectors as 1,0 0.9,0.1 0,1");
     }

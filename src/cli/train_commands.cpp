@@ -25,15 +25,8 @@ std::atomic<bool> g_stop{false};
 // CLI::PositiveNumber lets nan through and prints its range as 300 digits.
 const CLI::Validator kFinitePositive(
     [](const std::string& s) {
-      double v = 0;
-      try {
-        std::size_t used = 0;
-        v = std::stod(s, &used);
-        if (used != s.size()) v = 0;
-      } catch (const std::exception&) {
-        v = 0;
-      }
-      return std::isfinite(v) && v > 0 ? std::string() : "must be a finite number > 0, got '" + s + "'";
+      const std::optional<double> v = parse_finite(s);
+      return v && *v > 0 ? std::string() : "must be a finite number > 0, got '" + s + "'";
     },
     "X > 0");
 extern "C" void on_stop_signal(int) { g_stop.store(true); }

@@ -75,15 +75,27 @@ train::TrainResult train_small(const std::string& task, int heads, int ffn_mult,
   return train::run_training(c, {});
 }
 
-double mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); }
-
 std::string row_of(const std::vector<double>& v) {
   std::string s;
   for (double x : v) s += fmt::format(" {:.3f}", x);
   return s;
 }
 
-constexpr std::uint64_t kSeeds[] = {0, 1, 2};
+// Held-out accuracy of train_small over seeds 0, 1 and 2, and the model's parameter count.
+struct SeedRuns {
+  std::vector<double> accuracy;
+  std::size_t params = 0;
+  double mean() const { return std::accumulate(accuracy.begin(), accuracy.end(), 0.0) / static_cast<double>(accuracy.size()); }
+};
+SeedRuns over_seeds(const std::string& task, int heads, int ffn_mult, int steps) {
+  SeedRuns runs;
+  for (std::uint64_t seed : {0, 1, 2}) {
+    const train::TrainResult t = train_small(task, heads, ffn_mult, steps, seed);
+    runs.accuracy.push_back(*t.eval.token_acc);
+    runs.params = t.params;
+  }
+  return runs;
+}
 
 // lookback: 4 x[t-1] + 2 x[t-2] + x[t-4]. One head of width 32 against four
 // of width 8: the same parameters and the same FLOPs.
@@ -91,17 +103,12 @@ LabResult multi_head() {
   LabResult r;
   std::map<int, double> means;
   for (int heads : {1, 4}) {
-    std::vector<double> acc;
-    std::size_t params = 0;
-    for (std::uint64_t seed : kSeeds) {
-      const train::TrainResult t = train_small("lookback", heads, 4, 2000, seed);
-      acc.push_back(*t.eval.token_acc);
-      params = t.params;
-    }
-    means[heads] = mean(acc);
-    r.figures[fmt::format("heads_{}", heads)] = {{"d_k", 32 / heads}, {"params", params}, {"accuracy_by_seed", acc}, {"mean_accuracy", means[heads]}};
+    const SeedRuns runs = over_seeds("lookback", heads, 4, 2000);
+    means[heads] = runs.mean();
+    r.figures[fmt::format("heads_{}", heads)] = {
+        {"d_k", 32 / heads}, {"params", runs.params}, {"accuracy_by_seed", runs.accuracy}, {"mean_accuracy", means[heads]}};
     r.lines.push_back(fmt::format("{} head{} of width {:>2} ({} parameters): held-out accuracy by seed{}   mean {:.3f}", heads,
-                                  heads == 1 ? " " : "s", 32 / heads, params, row_of(acc), means[heads]));
+                                  heads == 1 ? " " : "s", 32 / heads, runs.params, row_of(runs.accuracy), means[heads]));
   }
   r.lines.push_back("task lookback: the answer at t is 4 x[t-1] + 2 x[t-2] + x[t-4] (8 classes, chance 0.125); one layer, 2000 steps each");
   r.lines.push_back("one head mixes the three bits into one weighted average; four heads can each fetch one");
@@ -117,18 +124,13 @@ LabResult ffn() {
   LabResult r;
   std::map<int, double> means;
   for (int mult : {0, 1, 2, 4}) {
-    std::vector<double> acc;
-    std::size_t params = 0;
-    for (std::uint64_t seed : kSeeds) {
-      const train::TrainResult t = train_small("modsum", 2, mult, 1000, seed);
-      acc.push_back(*t.eval.token_acc);
-      params = t.params;
-    }
-    means[mult] = mean(acc);
+    const SeedRuns runs = over_seeds("modsum", 2, mult, 1000);
+    means[mult] = runs.mean();
     const std::string name = mult == 0 ? "no_ffn" : fmt::format("ffn_{}x", mult);
-    r.figures[name] = {{"ffn_width", mult * 32}, {"params", params}, {"accuracy_by_seed", acc}, {"mean_accuracy", means[mult]}};
+    r.figures[name] = {{"ffn_width", mult * 32}, {"params", runs.params}, {"accuracy_by_seed", runs.accuracy}, {"mean_accuracy", means[mult]}};
     r.lines.push_back(fmt::format("{:<14} ({:>5} parameters): held-out accuracy by seed{}   mean {:.3f}",
-                                  mult == 0 ? "no FFN" : fmt::format("FFN {}x = {:>3}", mult, mult * 32), params, row_of(acc), means[mult]));
+                                  mult == 0 ? "no FFN" : fmt::format("FFN {}x = {:>3}", mult, mult * 32), runs.params,
+                                  row_of(runs.accuracy), means[mult]));
   }
   r.lines.push_back("task modsum: the answer at t is (x[t-1] + x[t-2]) mod 5 (chance 0.2), XOR widened to five symbols; one layer of width 32, two heads, 1000 steps each");
   r.lines.push_back("attention fetches both symbols, but a weighted average of them cannot be the 25-case table; the FFN can hold it");
@@ -137,8 +139,8 @@ LabResult ffn() {
   return r;
 }
 
-// The scores s(i -> j) = q_i . k_j / sqrt(d_k) of layer 0 of a trained model, (T, T) for head h.
-std::vector<double> layer0_scores(const nn::SequenceModel& model, const std::vector<int>& ids, int h) {
+// The scores s(i -> j) = q_i . k_j / sqrt(d_k) of layer 0 of a trained model: (T, T) for each head.
+std::vector<std::vector<double>> layer0_scores(const nn::SequenceModel& model, const std::vector<int>& ids) {
   const nn::ModelConfig& c = model.config();
   const int T = static_cast<int>(ids.size()), C = c.d_model, dk = C / c.heads;
   std::map<std::string, ag::Tensor> p;
@@ -148,13 +150,16 @@ std::vector<double> layer0_scores(const nn::SequenceModel& model, const std::vec
   // The block's input, as Transformer::forward builds it: embedding * sqrt(C) + PE.
   const ag::Tensor x = ag::reshape(out.inputs, {T, C}) * static_cast<ag::Scalar>(std::sqrt(static_cast<double>(C))) + nn::sinusoidal_encoding(T, C);
   auto project = [&](const std::string& w) {
-    const ag::Tensor y = ag::matmul(x, p.at("blocks.0.attn." + w + ".weight")) + p.at("blocks.0.attn." + w + ".bias");
-    return ag::slice(y, 1, h * dk, (h + 1) * dk);  // (T, d_k): head h
+    return ag::linear(x, p.at("blocks.0.attn." + w + ".weight"), p.at("blocks.0.attn." + w + ".bias"));  // (T, C)
   };
-  const ag::Tensor s = ag::matmul(project("w_q"), ag::transpose(project("w_k")));
-  std::vector<double> out_scores(s.data().begin(), s.data().end());
-  for (double& v : out_scores) v /= std::sqrt(static_cast<double>(dk));
-  return out_scores;
+  const ag::Tensor q = project("w_q"), k = project("w_k");
+  std::vector<std::vector<double>> scores;
+  for (int h = 0; h < c.heads; ++h) {
+    const ag::Tensor s = ag::matmul(ag::slice(q, 1, h * dk, (h + 1) * dk), ag::transpose(ag::slice(k, 1, h * dk, (h + 1) * dk)));
+    scores.emplace_back(s.data().begin(), s.data().end());
+    for (double& v : scores.back()) v /= std::sqrt(static_cast<double>(dk));
+  }
+  return scores;
 }
 
 // ||S - S^T|| / ||S|| (Frobenius) of a square matrix given row-major, and the largest |S_ij - S_ji|.
@@ -196,8 +201,9 @@ LabResult qk_asymmetry() {
                                 trained.eval.loss, task->info().chance, sentence));
   bool differs = true;
   nlohmann::ordered_json heads = nlohmann::ordered_json::array();
-  for (int h = 0; h < trained.model->config().heads; ++h) {
-    const std::vector<double> S = layer0_scores(*trained.model, ids, h);
+  const std::vector<std::vector<double>> scores = layer0_scores(*trained.model, ids);
+  for (std::size_t h = 0; h < scores.size(); ++h) {
+    const std::vector<double>& S = scores[h];
     const double the_cat = S[0 * T + 1], cat_the = S[1 * T + 0];  // "the" (position 0) asks about "cat" (1), and back
     const auto [rel, largest] = asymmetry(S, T);
     heads.push_back({{"the_to_cat", the_cat}, {"cat_to_the", cat_the}, {"relative_asymmetry", rel}});
