@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "autograd/tensor.h"
 
@@ -52,6 +53,14 @@ inline void for_each_broadcast(const Broadcast& p, F&& f) {
     }
   }
 }
+
+// The buffer pool (buffers.cpp): a vector of n elements whose contents are
+// whatever its last owner left; and the hand-back, which leaves v empty.
+std::vector<Scalar> take_buffer(std::size_t n);
+void recycle(std::vector<Scalar>& v);
+
+// One element of a grad_out contribution: stored when `write`, else added.
+inline void put(Scalar& g, Scalar v, bool write) { g = write ? v : g + v; }
 
 // The dimensions before, at and after an axis: x viewed as (outer, n, inner).
 struct AxisSplit {

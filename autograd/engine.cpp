@@ -1,8 +1,10 @@
 // The backward pass: order the graph, seed the output with ones, and walk the
 // order in reverse, each node adding its gradient into its inputs'.
+#include <algorithm>
 #include <unordered_set>
 #include <utility>
 
+#include "autograd/detail.h"
 #include "autograd/tensor.h"
 
 namespace ag::inline AG_PRECISION {
@@ -37,25 +39,42 @@ std::vector<Node*> topological_order(Node* root) {
   return order;
 }
 
+Scalar* grad_acc(Node& n) {
+  if (n.grad.empty() && !n.data.empty()) {
+    n.grad = detail::take_buffer(n.data.size());
+    std::fill(n.grad.begin(), n.grad.end(), Scalar(0));
+  }
+  return n.grad.data();
+}
+
+GradOut grad_out(Node& n) {
+  if (!n.grad.empty() || n.data.empty()) return {n.grad.data(), false};
+  n.grad = detail::take_buffer(n.data.size());
+  return {n.grad.data(), true};
+}
+
 void Tensor::backward() {
   Node* root = node_.get();
   if (!root) throw ValueError("backward: called on an empty tensor");
   if (!root->requires_grad) throw ValueError("backward: the tensor does not require a gradient (no parameter reaches it)");
   std::vector<Node*> order = topological_order(root);
-  // Leaves keep (and accumulate into) their gradient; intermediates start from zero.
+  // Leaves keep (and accumulate into) their gradient; an intermediate's starts
+  // empty and is made when its first contribution arrives (grad_acc).
   for (Node* n : order) {
-    bool leaf = n->parents.empty();
-    if (!leaf || n->grad.size() != n->data.size()) n->grad.assign(n->data.size(), Scalar(0));
+    const bool leaf = n->parents.empty();
+    if (leaf && n->grad.size() != n->data.size()) n->grad.assign(n->data.size(), Scalar(0));
+    if (!leaf) detail::recycle(n->grad);
   }
-  for (Scalar& g : root->grad) g += 1;
+  Scalar* seed = grad_acc(*root);
+  for (std::size_t i = 0; i < root->data.size(); ++i) seed[i] += 1;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* n = *it;
+    grad_acc(*n);  // zeros, if no contribution reached it
     for (auto& hook : n->hooks) hook(n->grad);
     if (n->backward) n->backward();
-  }
-  // Free the intermediate gradients nobody asked to keep: they are most of the memory.
-  for (Node* n : order) {
-    if (!n->parents.empty() && !n->retains_grad) std::vector<Scalar>().swap(n->grad);
+    // Its gradient has gone on to its inputs: free it now, unless asked to keep
+    // it. Intermediate gradients are most of the memory of the backward pass.
+    if (!n->parents.empty() && !n->retains_grad) detail::recycle(n->grad);
   }
 }
 

@@ -54,12 +54,16 @@ std::atomic<std::uint64_t>& matmul_flops() {
   return flops;
 }
 
-void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) { gemm_dispatch(a, K, 1, b, N, c, N, M, K, N); }
+void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite) {
+  gemm_dispatch(a, K, 1, b, N, c, N, M, K, N, overwrite);
+}
 
-void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) { gemm_dispatch(a, 1, M, b, N, c, N, M, K, N); }
+void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite) {
+  gemm_dispatch(a, 1, M, b, N, c, N, M, K, N, overwrite);
+}
 
-void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {
-  matmul_strided_acc({a, K, 1}, {b, K, true}, {c, N}, M, K, N);
+void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite) {
+  matmul_strided_acc({a, K, 1}, {b, K, true}, {c, N, overwrite}, M, K, N);
 }
 
 void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N) {

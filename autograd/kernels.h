@@ -10,12 +10,12 @@
 
 namespace ag::inline AG_PRECISION::kernels {
 
-// c (M, N) += a (M, K) @ b (K, N)
-void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
+// c (M, N) += a (M, K) @ b (K, N); with `overwrite`, c = a @ b (c need not be zeroed)
+void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false);
 // c (M, N) += a^T @ b, where a is stored as (K, M) and b as (K, N)
-void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
+void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false);
 // c (M, N) += a @ b^T, where a is stored as (M, K) and b as (N, K)
-void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
+void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false);
 
 // The general form, for operands that are blocks of larger arrays (one head's
 // columns of a (B, T, C) tensor, the first rows of a score matrix):

@@ -45,7 +45,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
   }
   const int B = q.size(0), T = q.size(1), C = q.size(2), D = C / heads;
   const std::size_t TT = static_cast<std::size_t>(T) * T;
-  Tensor out = Tensor::make_result("attention", q.shape(), {&q, &k, &v});
+  Tensor out = Tensor::make_result("attention", q.shape(), {&q, &k, &v}, Fill::none);
   // The weights of every (sequence, head): the forward's result that backward reuses.
   // Not zeroed: every entry the products read is written first; the masked
   // corner of each row block is zeroed only when the weights are handed out.
@@ -90,7 +90,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
           for (int j = seen; j < (weights ? T : n); ++j) row[j] = 0;  // the future, masked: weight exactly 0
         }
         // out = weights v, written straight into this head's columns of the output
-        kernels::matmul_strided_acc({wb, T, 1}, {vh, C, false}, {head(out.data().data(), b, h) + static_cast<long>(i0) * C, C}, i1 - i0, n, D);
+        kernels::matmul_strided_acc({wb, T, 1}, {vh, C, false}, {head(out.data().data(), b, h) + static_cast<long>(i0) * C, C, true}, i1 - i0, n, D);
       }
     }
   });
@@ -102,6 +102,13 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
       // Causal: W and dS are zero above the diagonal, so the keys [j0, j1) get
       // contributions from the queries [j0, T) only.
       const std::size_t TT = static_cast<std::size_t>(T) * T;
+      // Each product below covers its rows of a head's columns once, so the
+      // first contribution to dq, dk, dv is written, not added. In the order
+      // they are written: if q, k and v are one tensor, dv is written, then dq and dk add.
+      const GradOut none{nullptr, false};
+      const GradOut dv = vn->requires_grad ? grad_out(*vn) : none;
+      const GradOut dq = qn->requires_grad ? grad_out(*qn) : none;
+      const GradOut dk = kn->requires_grad ? grad_out(*kn) : none;
       parallel_for(B * heads, [&](int begin, int end) {
         thread_local std::vector<Scalar> ds, vt;
         ds.resize(TT);
@@ -111,14 +118,14 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
           const Scalar* w = probs.get() + static_cast<std::size_t>(bh) * TT;
           const Scalar *gO = head(on->grad.data(), b, h), *qh = head(qn->data.data(), b, h), *kh = head(kn->data.data(), b, h),
                        *vh = head(vn->data.data(), b, h);
-          if (vn->requires_grad) {
+          if (dv.data) {
             for (int j0 = 0; j0 < T; j0 += block) {
               const int j1 = std::min(T, j0 + block), from = causal ? j0 : 0;
               kernels::matmul_strided_acc({w + static_cast<std::size_t>(from) * T + j0, 1, T}, {gO + static_cast<long>(from) * C, C, false},
-                                          {head(vn->grad.data(), b, h) + static_cast<long>(j0) * C, C}, j1 - j0, T - from, D);
+                                          {head(dv.data, b, h) + static_cast<long>(j0) * C, C, dv.overwrite}, j1 - j0, T - from, D);
             }
           }
-          if (!qn->requires_grad && !kn->requires_grad) continue;
+          if (!dq.data && !dk.data) continue;
           transpose_head(vh, vt.data(), T, C, D);
           for (int i0 = 0; i0 < T; i0 += block) {  // dS, block by block of queries
             const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
@@ -133,15 +140,16 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
 #pragma omp simd
               for (int j = 0; j < n; ++j) g[j] = p[j] * (g[j] - dot) * scale;
             }
-            if (qn->requires_grad) {
-              kernels::matmul_strided_acc({g0, T, 1}, {kh, C, false}, {head(qn->grad.data(), b, h) + static_cast<long>(i0) * C, C}, i1 - i0, n, D);
+            if (dq.data) {
+              kernels::matmul_strided_acc({g0, T, 1}, {kh, C, false}, {head(dq.data, b, h) + static_cast<long>(i0) * C, C, dq.overwrite}, i1 - i0,
+                                          n, D);
             }
           }
-          if (kn->requires_grad) {
+          if (dk.data) {
             for (int j0 = 0; j0 < T; j0 += block) {
               const int j1 = std::min(T, j0 + block), from = causal ? j0 : 0;
               kernels::matmul_strided_acc({ds.data() + static_cast<std::size_t>(from) * T + j0, 1, T}, {qh + static_cast<long>(from) * C, C, false},
-                                          {head(kn->grad.data(), b, h) + static_cast<long>(j0) * C, C}, j1 - j0, T - from, D);
+                                          {head(dk.data, b, h) + static_cast<long>(j0) * C, C, dk.overwrite}, j1 - j0, T - from, D);
             }
           }
         }

@@ -20,7 +20,7 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
   detail::check_defined(op, a);
   detail::check_defined(op, b);
   const detail::Broadcast plan = detail::broadcast(op, a.shape(), b.shape());
-  Tensor out = Tensor::make_result(op, plan.out, {&a, &b});
+  Tensor out = Tensor::make_result(op, plan.out, {&a, &b}, Fill::none);
   const Scalar* pa = a.data().data();
   const Scalar* pb = b.data().data();
   Scalar* po = out.data().data();
@@ -28,14 +28,19 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
   if (out.records()) {
     out.set_backward([plan, an = a.node(), bn = b.node(), on = out.node(), da, db] {
       const Scalar* g = on->grad.data();
+      const Scalar *pa = an->data.data(), *pb = bn->data.data();
+      // A full-size operand gets one contribution per element: the first op to
+      // reach it may write instead of add (detail::grad_out). A broadcast one adds up rows.
       if (an->requires_grad) {
+        const auto [dpa, write] = plan.a_full ? grad_out(*an) : GradOut{grad_acc(*an), false};
         for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
-          an->grad[ia] += da(an->data[ia], bn->data[ib], g[i]);
+          detail::put(dpa[ia], da(pa[ia], pb[ib], g[i]), write);
         });
       }
       if (bn->requires_grad) {
+        const auto [dpb, write] = plan.b_full ? grad_out(*bn) : GradOut{grad_acc(*bn), false};
         for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
-          bn->grad[ib] += db(an->data[ia], bn->data[ib], g[i]);
+          detail::put(dpb[ib], db(pa[ia], pb[ib], g[i]), write);
         });
       }
     });
@@ -47,7 +52,7 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
 template <class F, class DF>
 Tensor unary(const char* op, const Tensor& x, F forward, DF derivative) {
   detail::check_defined(op, x);
-  Tensor out = Tensor::make_result(op, x.shape(), {&x});
+  Tensor out = Tensor::make_result(op, x.shape(), {&x}, Fill::none);
   const Scalar* px = x.data().data();
   Scalar* py = out.data().data();
   const std::size_t n = x.numel();
@@ -56,8 +61,10 @@ Tensor unary(const char* op, const Tensor& x, F forward, DF derivative) {
   if (out.records()) {
     out.set_backward([xn = x.node(), yn = out.node(), derivative] {
       const std::size_t n = xn->data.size();
+      const Scalar *px = xn->data.data(), *py = yn->data.data(), *dy = yn->grad.data();
+      const auto [dx, write] = grad_out(*xn);
 #pragma omp simd
-      for (std::size_t i = 0; i < n; ++i) xn->grad[i] += derivative(xn->data[i], yn->data[i]) * yn->grad[i];
+      for (std::size_t i = 0; i < n; ++i) detail::put(dx[i], derivative(px[i], py[i]) * dy[i], write);
     });
   }
   return out;

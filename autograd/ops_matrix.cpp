@@ -30,7 +30,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   shape.push_back(N);
   const int M = shared ? static_cast<int>(numel(Shape(sa.begin(), sa.end() - 1))) : sa[sa.size() - 2];
   const std::size_t batch = shared ? 1 : numel(Shape(sa.begin(), sa.end() - 2));
-  Tensor out = Tensor::make_result("matmul", shape, {&a, &b});
+  Tensor out = Tensor::make_result("matmul", shape, {&a, &b}, Fill::none);
 
   const std::size_t a_step = static_cast<std::size_t>(M) * K, b_step = static_cast<std::size_t>(K) * N,
                     c_step = static_cast<std::size_t>(M) * N;
@@ -40,7 +40,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Scalar* pc = out.data().data();
   parallel_for(static_cast<int>(batch), [&](int begin, int end) {
     for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
-      kernels::matmul_acc(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
+      kernels::matmul_acc(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N, /*overwrite=*/true);
     }
   });
   if (out.records()) {
@@ -48,15 +48,16 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       // in the forward pass this was: c = a @ b, so now we have:
       //   da += dc @ b^T   (M, N) @ (N, K)
       //   db += a^T @ dc   (K, M) @ (M, N)
+      // Each product covers its block of da and db once (a shared b is one
+      // product over the folded batch), so a first contribution is written, not added.
+      const GradOut none{nullptr, false};
+      const GradOut da = an->requires_grad ? grad_out(*an) : none;
+      const GradOut db = bn->requires_grad ? grad_out(*bn) : none;
       parallel_for(static_cast<int>(batch), [&](int begin, int end) {
         for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
           const Scalar* dc = on->grad.data() + i * c_step;
-          if (an->requires_grad) {
-            kernels::matmul_nt_acc(dc, bn->data.data() + i * b_step, an->grad.data() + i * a_step, M, N, K);
-          }
-          if (bn->requires_grad) {
-            kernels::matmul_tn_acc(an->data.data() + i * a_step, dc, bn->grad.data() + i * b_step, K, M, N);
-          }
+          if (da.data) kernels::matmul_nt_acc(dc, bn->data.data() + i * b_step, da.data + i * a_step, M, N, K, da.overwrite);
+          if (db.data) kernels::matmul_tn_acc(an->data.data() + i * a_step, dc, db.data + i * b_step, K, M, N, db.overwrite);
         }
       });
     });
@@ -82,19 +83,25 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   shape.push_back(N);
   std::vector<const Tensor*> parents{&x, &w};
   if (bias) parents.push_back(&b);
-  Tensor out = Tensor::make_result("linear", shape, parents);
+  Tensor out = Tensor::make_result("linear", shape, parents, Fill::none);
   Scalar* po = out.data().data();
   if (bias)
     for (int r = 0; r < M; ++r) std::copy(b.data().begin(), b.data().end(), po + static_cast<std::size_t>(r) * N);
-  kernels::matmul_acc(x.data().data(), w.data().data(), po, M, K, N);
+  kernels::matmul_acc(x.data().data(), w.data().data(), po, M, K, N, /*overwrite=*/!bias);
   if (out.records()) {
     out.set_backward([xn = x.node(), wn = w.node(), bn = bias ? b.node() : nullptr, on = out.node(), M, K, N] {
       //   dx += dy @ w^T,  dw += x^T @ dy,  db += the column sums of dy
       const Scalar* dy = on->grad.data();
-      if (xn->requires_grad) kernels::matmul_nt_acc(dy, wn->data.data(), xn->grad.data(), M, N, K);
-      if (wn->requires_grad) kernels::matmul_tn_acc(xn->data.data(), dy, wn->grad.data(), K, M, N);
+      if (xn->requires_grad) {
+        const auto [dx, write] = grad_out(*xn);  // one product covers dx: the first contribution is written
+        kernels::matmul_nt_acc(dy, wn->data.data(), dx, M, N, K, write);
+      }
+      if (wn->requires_grad) {
+        const auto [dw, write] = grad_out(*wn);
+        kernels::matmul_tn_acc(xn->data.data(), dy, dw, K, M, N, write);
+      }
       if (bn && bn->requires_grad) {
-        Scalar* db = bn->grad.data();
+        Scalar* db = grad_acc(*bn);
         for (int r = 0; r < M; ++r) {
           const Scalar* row = dy + static_cast<std::size_t>(r) * N;
 #pragma omp simd

@@ -43,18 +43,19 @@ void softmax_rows(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V) {
 Tensor softmax(const Tensor& x) {
   const std::size_t V = last_dim("softmax", x);
   const std::size_t rows = V ? x.numel() / V : 0;
-  Tensor out = Tensor::make_result("softmax", x.shape(), {&x});
+  Tensor out = Tensor::make_result("softmax", x.shape(), {&x}, Fill::none);
   softmax_rows(x.data().data(), out.data().data(), rows, V);
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
       // dy_i/dx_j = y_i (delta_ij - y_j), so dx_j = y_j (g_j - sum_i g_i y_i)
+      const auto [dxs, write] = grad_out(*xn);
       for (std::size_t r = 0; r < rows; ++r) {
         const Scalar* y = on->data.data() + r * V;
         const Scalar* g = on->grad.data() + r * V;
-        Scalar* dx = xn->grad.data() + r * V;
+        Scalar* dx = dxs + r * V;
         Scalar dot = 0;
         for (std::size_t j = 0; j < V; ++j) dot += g[j] * y[j];
-        for (std::size_t j = 0; j < V; ++j) dx[j] += y[j] * (g[j] - dot);
+        for (std::size_t j = 0; j < V; ++j) detail::put(dx[j], y[j] * (g[j] - dot), write);
       }
     });
   }
@@ -65,7 +66,7 @@ Tensor softmax(const Tensor& x) {
 Tensor log_softmax(const Tensor& x) {
   const std::size_t V = last_dim("log_softmax", x);
   const std::size_t rows = V ? x.numel() / V : 0;
-  Tensor out = Tensor::make_result("log_softmax", x.shape(), {&x});
+  Tensor out = Tensor::make_result("log_softmax", x.shape(), {&x}, Fill::none);
   for (std::size_t r = 0; r < rows; ++r) {
     const Scalar* xr = x.data().data() + r * V;
     Scalar* yr = out.data().data() + r * V;
@@ -80,10 +81,11 @@ Tensor log_softmax(const Tensor& x) {
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
       // y = x - logsumexp(x), so dx_j = g_j - softmax(x)_j * sum_i g_i, softmax = exp(y)
+      Scalar* dxs = grad_acc(*xn);
       for (std::size_t r = 0; r < rows; ++r) {
         const Scalar* y = on->data.data() + r * V;
         const Scalar* g = on->grad.data() + r * V;
-        Scalar* dx = xn->grad.data() + r * V;
+        Scalar* dx = dxs + r * V;
         Scalar gsum = 0;
         for (std::size_t j = 0; j < V; ++j) gsum += g[j];
         for (std::size_t j = 0; j < V; ++j) dx[j] += g[j] - fast::exp(y[j]) * gsum;
@@ -127,9 +129,10 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
   if (out.records()) {
     out.set_backward([xn = logits.node(), on = out.node(), probs = std::move(probs), targets, ignore_index, rows, V, scale] {
       const Scalar g = on->grad[0] * scale;
+      Scalar* dlogits = grad_acc(*xn);
       for (std::size_t r = 0; r < rows; ++r) {
         if (targets[r] == ignore_index) continue;
-        Scalar* dx = xn->grad.data() + r * V;
+        Scalar* dx = dlogits + r * V;
         const Scalar* p = probs.data() + r * V;
         for (std::size_t j = 0; j < V; ++j) dx[j] += g * p[j];
         dx[targets[r]] -= g;
@@ -157,10 +160,12 @@ Tensor mse(const Tensor& pred, const Tensor& target) {
     out.set_backward([pn = pred.node(), tn = target.node(), on = out.node(), scale] {
       // d/dpred (pred - target)^2 / n = 2 (pred - target) / n
       const Scalar g = 2 * on->grad[0] * scale;
+      Scalar* dpred = pn->requires_grad ? grad_acc(*pn) : nullptr;
+      Scalar* dtarget = tn->requires_grad ? grad_acc(*tn) : nullptr;
       for (std::size_t i = 0; i < pn->data.size(); ++i) {
         const Scalar d = g * (pn->data[i] - tn->data[i]);
-        if (pn->requires_grad) pn->grad[i] += d;
-        if (tn->requires_grad) tn->grad[i] -= d;
+        if (dpred) dpred[i] += d;
+        if (dtarget) dtarget[i] -= d;
       }
     });
   }
@@ -184,15 +189,16 @@ Tensor embedding(const Tensor& weight, const std::vector<int>& ids, const Shape&
   }
   Shape shape = ids_shape;
   shape.push_back(static_cast<int>(C));
-  Tensor out = Tensor::make_result("embedding", shape, {&weight});
+  Tensor out = Tensor::make_result("embedding", shape, {&weight}, Fill::none);
   for (std::size_t r = 0; r < ids.size(); ++r) {
     std::copy_n(weight.data().data() + static_cast<std::size_t>(ids[r]) * C, C, out.data().data() + r * C);
   }
   if (out.records()) {
     out.set_backward([wn = weight.node(), on = out.node(), ids, C] {
       // each output row was a copy of row ids[r]: send its gradient back there (a row used twice gets both)
+      Scalar* dweight = grad_acc(*wn);
       for (std::size_t r = 0; r < ids.size(); ++r) {
-        Scalar* dw = wn->grad.data() + static_cast<std::size_t>(ids[r]) * C;
+        Scalar* dw = dweight + static_cast<std::size_t>(ids[r]) * C;
         const Scalar* g = on->grad.data() + r * C;
         for (std::size_t c = 0; c < C; ++c) dw[c] += g[c];
       }
@@ -210,14 +216,16 @@ Tensor masked_fill(const Tensor& x, const std::vector<std::uint8_t>& mask, const
   }
   const detail::Broadcast plan = detail::broadcast("masked_fill", x.shape(), mask_shape);
   if (!plan.a_full) detail::shape_error("masked_fill", x.shape(), mask_shape, "do not match: the mask may not be larger than x");
-  Tensor out = Tensor::make_result("masked_fill", x.shape(), {&x});
+  Tensor out = Tensor::make_result("masked_fill", x.shape(), {&x}, Fill::none);
   const Scalar* px = x.data().data();
   Scalar* po = out.data().data();
   detail::for_each_broadcast(plan, [&](std::size_t i, std::size_t, std::size_t im) { po[i] = mask[im] ? value : px[i]; });
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), plan, mask] {
+      Scalar* dx = grad_acc(*xn);
+      const Scalar* g = on->grad.data();
       detail::for_each_broadcast(plan, [&](std::size_t i, std::size_t, std::size_t im) {
-        if (!mask[im]) xn->grad[i] += on->grad[i];
+        if (!mask[im]) dx[i] += g[i];
       });
     });
   }
@@ -242,9 +250,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
   if (C == 0) throw ShapeError("layer_norm: the last dimension is empty in shape " + to_string(x.shape()));
   if (!(eps > 0)) throw ValueError("layer_norm: eps must be positive");
   const std::size_t rows = x.numel() / C;
-  Tensor out = Tensor::make_result("layer_norm", x.shape(), {&x, &gamma, &beta});
-  // Keep what backward needs: the normalised values and each row's 1/std.
-  std::vector<Scalar> xhat(x.numel()), rstd(rows);
+  Tensor out = Tensor::make_result("layer_norm", x.shape(), {&x, &gamma, &beta}, Fill::none);
+  // Keep what backward needs: each row's mean and 1/std (it recomputes xhat from x).
+  std::vector<Scalar> mean(rows), rstd(rows);
   const Scalar *pg = gamma.data().data(), *pb = beta.data().data();
   for (std::size_t r = 0; r < rows; ++r) {
     const Scalar* xr = x.data().data() + r * C;
@@ -252,39 +260,42 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
 #pragma omp simd reduction(+ : mu)
     for (std::size_t c = 0; c < C; ++c) mu += xr[c];
     mu /= static_cast<Scalar>(C);
+    mean[r] = mu;
 #pragma omp simd reduction(+ : var)
     for (std::size_t c = 0; c < C; ++c) var += (xr[c] - mu) * (xr[c] - mu);
     var /= static_cast<Scalar>(C);  // biased variance, as the paper's LayerNorm
     const Scalar rs = rstd[r] = 1 / std::sqrt(var + eps);
-    Scalar* xh = xhat.data() + r * C;
     Scalar* y = out.data().data() + r * C;
 #pragma omp simd
-    for (std::size_t c = 0; c < C; ++c) {
-      xh[c] = (xr[c] - mu) * rs;
-      y[c] = xh[c] * pg[c] + pb[c];
-    }
+    for (std::size_t c = 0; c < C; ++c) y[c] = (xr[c] - mu) * rs * pg[c] + pb[c];
   }
   if (out.records()) {
-    out.set_backward([xn = x.node(), gn = gamma.node(), bn = beta.node(), on = out.node(), xhat = std::move(xhat),
+    out.set_backward([xn = x.node(), gn = gamma.node(), bn = beta.node(), on = out.node(), mean = std::move(mean),
                       rstd = std::move(rstd), rows, C] {
       // in the forward pass this was: y = xhat * gamma + beta, xhat = (x - mean) * rstd, so now we have:
       //   dgamma += sum over rows of dy * xhat,  dbeta += sum over rows of dy,
       //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),  dxhat = dy * gamma
+      Scalar* dgamma = gn->requires_grad ? grad_acc(*gn) : nullptr;
+      Scalar* dbeta = bn->requires_grad ? grad_acc(*bn) : nullptr;
+      const auto [dxs, write] = xn->requires_grad ? grad_out(*xn) : GradOut{nullptr, false};
+      std::vector<Scalar> xhat(C);  // one row's, recomputed from x: cheaper than keeping them all
       for (std::size_t r = 0; r < rows; ++r) {
         const Scalar* g = on->grad.data() + r * C;
-        const Scalar* xh = xhat.data() + r * C;
+        const Scalar* xr = xn->data.data() + r * C;
+        Scalar* xh = xhat.data();
         const Scalar* gamma = gn->data.data();
-        if (gn->requires_grad) {
-          Scalar* dgamma = gn->grad.data();
+        const Scalar mu = mean[r], rs = rstd[r];
+#pragma omp simd
+        for (std::size_t c = 0; c < C; ++c) xh[c] = (xr[c] - mu) * rs;
+        if (dgamma) {
 #pragma omp simd
           for (std::size_t c = 0; c < C; ++c) dgamma[c] += g[c] * xh[c];
         }
-        if (bn->requires_grad) {
-          Scalar* dbeta = bn->grad.data();
+        if (dbeta) {
 #pragma omp simd
           for (std::size_t c = 0; c < C; ++c) dbeta[c] += g[c];
         }
-        if (!xn->requires_grad) continue;
+        if (!dxs) continue;
         Scalar mean_dxhat = 0, mean_dxhat_xhat = 0;
 #pragma omp simd reduction(+ : mean_dxhat, mean_dxhat_xhat)
         for (std::size_t c = 0; c < C; ++c) {
@@ -294,10 +305,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
         }
         mean_dxhat /= static_cast<Scalar>(C);
         mean_dxhat_xhat /= static_cast<Scalar>(C);
-        Scalar* dx = xn->grad.data() + r * C;
-        const Scalar rs = rstd[r];
+        Scalar* dx = dxs + r * C;
 #pragma omp simd
-        for (std::size_t c = 0; c < C; ++c) dx[c] += rs * (g[c] * gamma[c] - mean_dxhat - xh[c] * mean_dxhat_xhat);
+        for (std::size_t c = 0; c < C; ++c) detail::put(dx[c], rs * (g[c] * gamma[c] - mean_dxhat - xh[c] * mean_dxhat_xhat), write);
       }
     });
   }
@@ -328,7 +338,7 @@ Tensor rotary(const Tensor& x, Scalar base, int period) {
       sines[t * D / 2 + i] = static_cast<Scalar>(std::sin(angle));
     }
   }
-  Tensor out = Tensor::make_result("rotary", x.shape(), {&x});
+  Tensor out = Tensor::make_result("rotary", x.shape(), {&x}, Fill::none);
   // (a, b) -> (a cos - b sin, a sin + b cos); backward rotates the gradient back by -angle.
   auto rotate = [cosines = std::move(cosines), sines = std::move(sines), batch, T, D](const Scalar* in, Scalar* o,
                                                                                     Scalar sign, bool accumulate) {
@@ -348,7 +358,7 @@ Tensor rotary(const Tensor& x, Scalar base, int period) {
   rotate(x.data().data(), out.data().data(), Scalar(1), false);
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rotate = std::move(rotate)] {
-      rotate(on->grad.data(), xn->grad.data(), Scalar(-1), true);
+      rotate(on->grad.data(), grad_acc(*xn), Scalar(-1), true);
     });
   }
   return out;
@@ -363,11 +373,12 @@ Tensor dropout(const Tensor& x, Scalar p, Rng& rng, bool training) {
   std::vector<Scalar> keep(x.numel());
   const Scalar scale = 1 / (1 - p);
   for (Scalar& k : keep) k = rng.uniform() < static_cast<double>(p) ? Scalar(0) : scale;
-  Tensor out = Tensor::make_result("dropout", x.shape(), {&x});
+  Tensor out = Tensor::make_result("dropout", x.shape(), {&x}, Fill::none);
   for (std::size_t i = 0; i < keep.size(); ++i) out.data()[i] = x.data()[i] * keep[i];
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), keep = std::move(keep)] {
-      for (std::size_t i = 0; i < keep.size(); ++i) xn->grad[i] += on->grad[i] * keep[i];
+      Scalar* dx = grad_acc(*xn);
+      for (std::size_t i = 0; i < keep.size(); ++i) dx[i] += on->grad[i] * keep[i];
     });
   }
   return out;

@@ -49,7 +49,7 @@ Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tens
     for (std::size_t i = 0; i < step; ++i) h[i] = fast::tanh(h[i]);
   }
 
-  Tensor out = Tensor::make_result("rnn_tanh", {B, T, H}, {&x, &h0, &w_x, &w_h, &b});
+  Tensor out = Tensor::make_result("rnn_tanh", {B, T, H}, {&x, &h0, &w_x, &w_h, &b}, Fill::none);
   Scalar* po = out.data().data();
   for (std::size_t s = 0; s < Bs; ++s)
     for (std::size_t t = 0; t < Ts; ++t) std::memcpy(po + (s * Ts + t) * Hs, pre + t * step + s * Hs, Hs * sizeof(Scalar));
@@ -72,20 +72,24 @@ Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tens
         if (t > 0 || h0n->requires_grad) kernels::matmul_nt_acc(d, whn->data.data(), carry.data(), B, H, H);
       }
       // Every step at once: dW_h += [h0, h_0 .. h_{T-2}]^T dpre, dW_x += x^T dpre, db += column sums, dx = dpre W_x^T.
-      if (h0n->requires_grad)
-        for (std::size_t i = 0; i < step; ++i) h0n->grad[i] += carry[i];
-      if (whn->requires_grad) kernels::matmul_tn_acc(hs.data(), dpre.data(), whn->grad.data(), H, T * B, H);
-      if (wxn->requires_grad) kernels::matmul_tn_acc(xt.data(), dpre.data(), wxn->grad.data(), I, T * B, H);
+      if (h0n->requires_grad) {
+        Scalar* dh0 = grad_acc(*h0n);
+        for (std::size_t i = 0; i < step; ++i) dh0[i] += carry[i];
+      }
+      if (whn->requires_grad) kernels::matmul_tn_acc(hs.data(), dpre.data(), grad_acc(*whn), H, T * B, H);
+      if (wxn->requires_grad) kernels::matmul_tn_acc(xt.data(), dpre.data(), grad_acc(*wxn), I, T * B, H);
       if (bn->requires_grad) {
+        Scalar* db = grad_acc(*bn);
         for (std::size_t r = 0; r < Ts * Bs; ++r)
-          for (std::size_t j = 0; j < Hs; ++j) bn->grad[j] += dpre[r * Hs + j];
+          for (std::size_t j = 0; j < Hs; ++j) db[j] += dpre[r * Hs + j];
       }
       if (xn->requires_grad) {
         std::vector<Scalar> dxt(Ts * Bs * Is, Scalar(0));
         kernels::matmul_nt_acc(dpre.data(), wxn->data.data(), dxt.data(), T * B, H, I);
+        Scalar* dx = grad_acc(*xn);
         for (std::size_t s = 0; s < Bs; ++s)
           for (std::size_t t = 0; t < Ts; ++t)
-            for (std::size_t i = 0; i < Is; ++i) xn->grad[(s * Ts + t) * Is + i] += dxt[(t * Bs + s) * Is + i];
+            for (std::size_t i = 0; i < Is; ++i) dx[(s * Ts + t) * Is + i] += dxt[(t * Bs + s) * Is + i];
       }
     });
   }

@@ -17,7 +17,8 @@ Tensor scaled_total(const char* op, const Tensor& x, Scalar scale) {
     out.set_backward([xn = x.node(), on = out.node(), scale] {
       // every element contributed once, with weight `scale`
       const Scalar g = on->grad[0] * scale;
-      for (Scalar& dx : xn->grad) dx += g;
+      Scalar* dx = grad_acc(*xn);
+      for (std::size_t i = 0; i < xn->data.size(); ++i) dx[i] += g;
     });
   }
   return out;
@@ -43,10 +44,11 @@ Tensor scaled_axis_sum(const char* op, const Tensor& x, int axis, bool is_mean) 
   for (Scalar& v : out.data()) v *= scale;
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), s, scale] {
+      Scalar* dxs = grad_acc(*xn);
       for (std::size_t o = 0; o < s.outer; ++o) {
         const Scalar* g = on->grad.data() + o * s.inner;
         for (std::size_t k = 0; k < s.n; ++k) {
-          Scalar* dx = xn->grad.data() + (o * s.n + k) * s.inner;
+          Scalar* dx = dxs + (o * s.n + k) * s.inner;
           for (std::size_t i = 0; i < s.inner; ++i) dx[i] += g[i] * scale;
         }
       }

@@ -27,11 +27,12 @@ Tensor reshape(const Tensor& x, Shape shape) {
     detail::shape_error("reshape", x.shape(), shape, "do not match: the -1 dimension cannot be inferred");
   }
   if (numel(shape) != x.numel()) detail::shape_error("reshape", x.shape(), shape, "hold different numbers of elements");
-  Tensor out = Tensor::make_result("reshape", std::move(shape), {&x});
-  out.data() = x.data();
+  Tensor out = Tensor::make_result("reshape", std::move(shape), {&x}, Fill::none);
+  std::copy(x.data().begin(), x.data().end(), out.data().begin());
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node()] {
-      for (std::size_t i = 0; i < on->grad.size(); ++i) xn->grad[i] += on->grad[i];
+      const auto [dx, write] = grad_out(*xn);
+      for (std::size_t i = 0; i < on->grad.size(); ++i) detail::put(dx[i], on->grad[i], write);
     });
   }
   return out;
@@ -44,7 +45,7 @@ Tensor transpose(const Tensor& x) {
   Shape shape = x.shape();
   const int M = shape[shape.size() - 2], N = shape[shape.size() - 1];
   std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
-  Tensor out = Tensor::make_result("transpose", shape, {&x});
+  Tensor out = Tensor::make_result("transpose", shape, {&x}, Fill::none);
   const std::size_t batch = M && N ? x.numel() / (static_cast<std::size_t>(M) * N) : 0;
   const std::size_t mn = static_cast<std::size_t>(M) * N;
   for (std::size_t b = 0; b < batch; ++b) {
@@ -56,9 +57,10 @@ Tensor transpose(const Tensor& x) {
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), batch, mn, M, N] {
       // in the forward pass this was: out[b, j, i] = x[b, i, j], so dx[b, i, j] += dout[b, j, i]
+      Scalar* dxs = grad_acc(*xn);
       for (std::size_t b = 0; b < batch; ++b) {
         const Scalar* g = on->grad.data() + b * mn;
-        Scalar* dx = xn->grad.data() + b * mn;
+        Scalar* dx = dxs + b * mn;
         for (int i = 0; i < M; ++i)
           for (int j = 0; j < N; ++j) dx[i * N + j] += g[j * M + i];
       }
@@ -79,7 +81,7 @@ Tensor slice(const Tensor& x, int axis, int start, int end) {
   const detail::AxisSplit s = detail::split_at(x.shape(), axis);
   Shape shape = x.shape();
   shape[static_cast<std::size_t>(axis)] = end - start;
-  Tensor out = Tensor::make_result("slice", shape, {&x});
+  Tensor out = Tensor::make_result("slice", shape, {&x}, Fill::none);
   const std::size_t len = static_cast<std::size_t>(end - start) * s.inner;  // contiguous run per outer index
   const std::size_t offset = static_cast<std::size_t>(start) * s.inner;
   for (std::size_t o = 0; o < s.outer; ++o) {
@@ -87,8 +89,9 @@ Tensor slice(const Tensor& x, int axis, int start, int end) {
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), s, len, offset] {
+      Scalar* dxs = grad_acc(*xn);
       for (std::size_t o = 0; o < s.outer; ++o) {
-        Scalar* dx = xn->grad.data() + o * s.n * s.inner + offset;
+        Scalar* dx = dxs + o * s.n * s.inner + offset;
         const Scalar* g = on->grad.data() + o * len;
         for (std::size_t i = 0; i < len; ++i) dx[i] += g[i];
       }
@@ -129,7 +132,7 @@ Tensor concat(const std::vector<Tensor>& xs, int axis) {
   const detail::AxisSplit s = detail::split_at(shape, axis);
   std::vector<const Tensor*> parents;
   for (const Tensor& x : xs) parents.push_back(&x);
-  Tensor out = Tensor::make_result("concat", shape, parents);
+  Tensor out = Tensor::make_result("concat", shape, parents, Fill::none);
   // Row o of the output is the rows o of every input, one after another.
   std::size_t at = 0;
   for (std::size_t o = 0; o < s.outer; ++o) {
@@ -146,7 +149,7 @@ Tensor concat(const std::vector<Tensor>& xs, int axis) {
         for (auto& xn : on->parents) {
           const std::size_t len = static_cast<std::size_t>(xn->shape[static_cast<std::size_t>(axis)]) * s.inner;
           if (xn->requires_grad) {
-            Scalar* dx = xn->grad.data() + o * len;
+            Scalar* dx = grad_acc(*xn) + o * len;
             for (std::size_t i = 0; i < len; ++i) dx[i] += on->grad[at + i];
           }
           at += len;

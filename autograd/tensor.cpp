@@ -1,8 +1,11 @@
 // Tensor construction and accessors. The backward pass lives in engine.cpp.
 #include "autograd/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
+
+#include "autograd/detail.h"
 
 namespace ag::inline AG_PRECISION {
 
@@ -33,6 +36,8 @@ Node::~Node() {
       node->parents.clear();
     }
   }
+  detail::recycle(data);
+  detail::recycle(grad);
 }
 
 Tensor::Tensor(Shape shape, std::vector<Scalar> data, bool requires_grad) : node_(std::make_shared<Node>()) {
@@ -95,11 +100,12 @@ void Tensor::zero_grad() { node_->grad.assign(node_->data.size(), Scalar(0)); }
 
 Tensor Tensor::detach() const { return Tensor(shape(), data(), false); }
 
-Tensor Tensor::make_result(const char* op, Shape shape, const std::vector<const Tensor*>& parents) {
+Tensor Tensor::make_result(const char* op, Shape shape, const std::vector<const Tensor*>& parents, Fill fill) {
   Tensor out;
   out.node_ = std::make_shared<Node>();
   out.node_->op = op;
-  out.node_->data.resize(ag::numel(shape));
+  out.node_->data = detail::take_buffer(ag::numel(shape));
+  if (fill == Fill::zeros) std::fill(out.node_->data.begin(), out.node_->data.end(), Scalar(0));
   out.node_->shape = std::move(shape);
   if (!grad_enabled()) return out;
   bool any = false;

@@ -36,7 +36,7 @@ struct Node {
   std::string label;                // an optional name ("W_h", "h_3") for graph export
   Shape shape;
   std::vector<Scalar> data;         // row-major values
-  std::vector<Scalar> grad;         // same size as data once backward has reached it
+  std::vector<Scalar> grad;         // same size as data once a contribution has arrived in backward
   std::vector<std::shared_ptr<Node>> parents;  // the inputs it was computed from
   std::function<void()> backward;   // adds this->grad's contribution into parents' grads
   bool requires_grad = false;
@@ -46,8 +46,24 @@ struct Node {
   Node() = default;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
-  ~Node();  // iterative, so that freeing a 10,000-step chain cannot overflow the stack
+  ~Node();  // iterative, so that freeing a 10,000-step chain cannot overflow the stack;
+            // hands data and grad to the buffer pool (buffers.cpp) for the next step's nodes
 };
+
+// What a new op result holds before the op fills it: zeros, or (for an op that
+// writes every element) whatever a recycled buffer held, which saves a pass.
+enum class Fill { zeros, none };
+
+// Training allocates the same buffers step after step. Nodes hand theirs back
+// to a pool when they die and the next step's nodes of the same size take them
+// (buffers.cpp). This empties the pool, returning its memory, when the sizes
+// are about to change for good (another model, another sequence length).
+void release_buffers();
+std::size_t pooled_bytes();  // memory the pool holds now
+// For tests: fill every buffer handed out with unspecified contents with NaN,
+// so that an op reading what it never wrote shows in its results. Starts on
+// when the environment sets SEQGRAD_POISON_BUFFERS=1 (the sanitizer suite does).
+void poison_buffers(bool on);
 
 class Tensor {
  public:
@@ -94,7 +110,7 @@ class Tensor {
   // For op implementations: a new tensor of the given shape that records
   // `parents` (and so will take part in backward) only when grad mode is on and
   // one of them requires a gradient.
-  static Tensor make_result(const char* op, Shape shape, const std::vector<const Tensor*>& parents);
+  static Tensor make_result(const char* op, Shape shape, const std::vector<const Tensor*>& parents, Fill fill = Fill::zeros);
   // True when this result records a graph, that is when the op must set a backward.
   bool records() const { return node_->requires_grad && !node_->parents.empty(); }
   void set_backward(std::function<void()> fn) { node_->backward = std::move(fn); }
@@ -102,6 +118,22 @@ class Tensor {
  private:
   std::shared_ptr<Node> node_;
 };
+
+// For op implementations: where an op's backward puts an input's gradient. The
+// buffer is made when the first contribution arrives:
+//   grad_acc: zeroed then, so the op adds into it with += (every op's default);
+//   grad_out: not zeroed; `overwrite` says this is the first contribution, and
+//             then the op must write (=) every element instead of adding. For
+//             the big ops whose contribution covers the whole gradient in one
+//             pass, it saves zeroing and re-reading megabytes per step.
+// Call them on the thread running backward, before any parallel loop, and, in
+// an op with several inputs that may be one tensor, in the order it writes them.
+Scalar* grad_acc(Node& n);
+struct GradOut {
+  Scalar* data;
+  bool overwrite;
+};
+GradOut grad_out(Node& n);
 
 // Grad mode: while a NoGrad guard lives (on this thread), ops record no graph.
 bool grad_enabled();

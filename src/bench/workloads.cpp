@@ -91,6 +91,7 @@ Workload find_workload(const std::string& name) {
 BenchResult run_workload(const Workload& w, int steps, int threads) {
   if (steps < 1) throw std::invalid_argument("--steps must be positive");
   ag::set_num_threads(threads);
+  ag::release_buffers();  // the last workload's sizes are not this one's
   StepTimer s(w.model, w.batch, w.len);
   for (int i = 0; i < 3; ++i) s.step();  // warm up: first allocations, caches
   const std::uint64_t before = ag::kernels::matmul_flops();
@@ -114,6 +115,7 @@ std::vector<SweepPoint> sweep_len(int max_len, int batch, int steps) {
   std::vector<SweepPoint> out;
   for (const char* kind : {"rnn", "transformer"}) {
     for (int len = 16; len <= max_len; len *= 2) {
+      ag::release_buffers();
       StepTimer s(base(kind, len), batch, len);
       s.step();
       const std::uint64_t before = ag::kernels::matmul_flops();

@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <type_traits>
+#include <utility>
 
+#include "autograd/gradcheck.h"
 #include "autograd/ops.h"
+#include "autograd/rng.h"
 #include "test_util.h"
 
 using ag::Tensor;
@@ -70,6 +74,59 @@ TEST_CASE("intermediate gradients are freed after backward unless retained", "[b
   CHECK(h.grad().empty());
   CHECK(kept.grad().size() == 2);
   CHECK(w.grad().size() == 2);
+}
+
+TEST_CASE("the next step's nodes take the buffers of the last step's, size for size", "[backward][buffers]") {
+  ag::release_buffers();
+  CHECK(ag::pooled_bytes() == 0);
+  Tensor w = param({64, 64}, std::vector<ag::Scalar>(64 * 64, 0.5));
+  auto step = [&] {
+    Tensor h = ag::tanh(ag::matmul(w, w));  // two (64, 64) results, and their two gradients
+    ag::sum(h).backward();
+  };
+  step();
+  const std::size_t after_one = ag::pooled_bytes();
+  CHECK(after_one == 4 * 64 * 64 * sizeof(ag::Scalar));  // both results and both gradients came back
+  step();
+  CHECK(ag::pooled_bytes() == after_one);  // taken and given back: no new memory
+  {
+    Tensor h = ag::tanh(w);
+    CHECK(ag::pooled_bytes() == after_one - 64 * 64 * sizeof(ag::Scalar));  // its buffer came from the pool
+  }
+  Tensor small = ag::tanh(param({4}, {1, 2, 3, 4}));  // below the pool's size: left to malloc
+  CHECK(ag::pooled_bytes() == after_one);
+  ag::release_buffers();
+  CHECK(ag::pooled_bytes() == 0);
+}
+
+TEST_CASE("the first contribution to a gradient may be written, the rest are added, in any order of ops", "[backward][buffers]") {
+  // x reaches the loss through ops that write their contribution (linear, add,
+  // attention) and ops that add it (relu's, slice's): whichever comes first, dx
+  // is the sum of all. With poisoned buffers, a wrong write would show as NaN.
+  ag::Rng rng(3);
+  std::vector<ag::Scalar> xs(2 * 40 * 16), ws(16 * 16);
+  for (auto& v : xs) v = static_cast<ag::Scalar>(rng.normal());
+  for (auto& v : ws) v = static_cast<ag::Scalar>(rng.normal() * 0.3);
+  auto f = [](const std::vector<Tensor>& in) {
+    Tensor y = ag::relu(in[0]) + in[0] * 2;
+    Tensor z = ag::linear(y, in[1], Tensor()) + ag::attention(in[0], in[0], in[0], 2, true, 0.25);  // one x, three roles
+    return ag::sum(z * z) + ag::sum(ag::slice(in[0], 1, 3, 9) * 3);
+  };
+  auto grads = [&](bool poison) {
+    ag::poison_buffers(poison);
+    Tensor x = param({2, 40, 16}, xs), w = param({16, 16}, ws);
+    f({x, w}).backward();
+    ag::poison_buffers(false);
+    return std::pair{x.grad(), w.grad()};
+  };
+  const auto clean = grads(false), poisoned = grads(true);
+  CHECK(clean == poisoned);  // same bits: nothing read a buffer before writing it
+  for (ag::Scalar g : poisoned.first) REQUIRE(std::isfinite(g));
+  if constexpr (std::is_same_v<ag::Scalar, double>) {  // float32 differences would measure rounding
+    const ag::GradcheckResult r = ag::gradcheck(f, {param({2, 40, 16}, xs), param({16, 16}, ws)});
+    INFO("max rel error " << r.max_rel_error);
+    CHECK(r.passed);
+  }
 }
 
 TEST_CASE("no_grad records no graph, and restores grad mode when it ends", "[backward]") {

@@ -233,12 +233,20 @@ TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes"
     std::vector<ag::Scalar> a(sz(M, K)), b(sz(K, N)), at(sz(K, M)), bt(sz(N, K));
     for (auto* v : {&a, &b, &at, &bt})
       for (auto& x : *v) x = static_cast<ag::Scalar>(rng.normal());
+    // The largest difference from the plain loop, accumulating onto ones and,
+    // with overwrite, writing over NaNs (which must all be gone).
     auto compare = [&](auto fast, auto plain, const std::vector<ag::Scalar>& x, const std::vector<ag::Scalar>& y) {
-      std::vector<ag::Scalar> c1(sz(M, N), 1), c2(sz(M, N), 1);  // both accumulate onto ones
-      fast(x.data(), y.data(), c1.data(), M, K, N);
+      std::vector<ag::Scalar> c1(sz(M, N), 1), c2(sz(M, N), 1), zero_based(sz(M, N), 0);
+      std::vector<ag::Scalar> written(sz(M, N), std::numeric_limits<ag::Scalar>::quiet_NaN());
+      fast(x.data(), y.data(), c1.data(), M, K, N, false);
       plain(x.data(), y.data(), c2.data(), M, K, N);
+      fast(x.data(), y.data(), written.data(), M, K, N, true);
+      plain(x.data(), y.data(), zero_based.data(), M, K, N);
       double worst = 0;
-      for (std::size_t i = 0; i < c1.size(); ++i) worst = std::max(worst, std::abs(double(c1[i]) - c2[i]));
+      for (std::size_t i = 0; i < c1.size(); ++i) {
+        worst = std::max({worst, std::abs(double(c1[i]) - c2[i]), std::abs(double(written[i]) - zero_based[i])});
+        if (std::isnan(written[i])) worst = std::numeric_limits<double>::infinity();
+      }
       return worst;
     };
     INFO(M << "x" << K << "x" << N);

@@ -1,0 +1,93 @@
+// The buffer pool. A training step builds the same graph every time: the same
+// ops, the same sizes. Instead of freeing each node's buffers when the graph
+// dies and allocating (and zeroing) them again in the next step, nodes hand
+// them here and the next step's nodes take them back, size for size.
+//
+// One pool per thread (graphs are built and freed on one thread), no locks.
+// Small buffers are left to malloc, which is fast for them; the pool keeps at
+// most kMaxBytes, so a run whose sizes keep changing cannot grow it for ever.
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <limits>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "autograd/detail.h"
+
+namespace ag::inline AG_PRECISION {
+
+namespace {
+
+constexpr std::size_t kMinElements = 1024;        // below this, malloc does as well
+constexpr std::size_t kMaxBytes = std::size_t{512} << 20;
+
+struct Pool {
+  std::unordered_map<std::size_t, std::vector<std::vector<Scalar>>> free;  // by element count
+  std::size_t bytes = 0;
+  ~Pool();
+};
+
+// A thread's pool dies before the static objects of the program; a Tensor held
+// in one of them may still be freed after. Then its buffers go back to malloc.
+thread_local bool pool_gone = false;
+
+Pool::~Pool() { pool_gone = true; }
+
+Pool& pool() {
+  thread_local Pool p;
+  return p;
+}
+
+std::atomic<bool>& poisoning() {
+  static std::atomic<bool> on{std::getenv("SEQGRAD_POISON_BUFFERS") && std::string_view(std::getenv("SEQGRAD_POISON_BUFFERS")) == "1"};
+  return on;
+}
+
+std::vector<Scalar> poisoned(std::vector<Scalar> v) {
+  if (poisoning()) std::fill(v.begin(), v.end(), std::numeric_limits<Scalar>::quiet_NaN());
+  return v;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::vector<Scalar> take_buffer(std::size_t n) {
+  if (n >= kMinElements && !pool_gone) {
+    Pool& p = pool();
+    auto it = p.free.find(n);
+    if (it != p.free.end() && !it->second.empty()) {
+      std::vector<Scalar> v = std::move(it->second.back());
+      it->second.pop_back();
+      p.bytes -= n * sizeof(Scalar);
+      return poisoned(std::move(v));  // n elements, as its last owner left them
+    }
+  }
+  return poisoned(std::vector<Scalar>(n));
+}
+
+void recycle(std::vector<Scalar>& v) {
+  const std::size_t n = v.size();
+  if (n >= kMinElements && !pool_gone && v.capacity() == n && pool().bytes + n * sizeof(Scalar) <= kMaxBytes) {
+    pool().bytes += n * sizeof(Scalar);
+    pool().free[n].push_back(std::move(v));
+  }
+  std::vector<Scalar>().swap(v);  // empty, its memory (if not pooled) freed
+}
+
+}  // namespace detail
+
+void release_buffers() {
+  if (pool_gone) return;
+  pool().free.clear();
+  pool().bytes = 0;
+}
+
+std::size_t pooled_bytes() { return pool_gone ? 0 : pool().bytes; }
+
+void poison_buffers(bool on) { poisoning() = on; }
+
+}  // namespace ag::inline AG_PRECISION
