@@ -31,10 +31,17 @@ constexpr int NR = static_cast<int>(SEQGRAD_TILE_BYTES / sizeof(Scalar));
 // smaller at the edges), with a(r, k) = a[r * a_rs + k * a_cs]: row-major a has
 // (a_rs, a_cs) = (K, 1), a transposed one (1, M).
 template <int ROWS, int COLS>
-inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, bool overwrite) {
-  Scalar acc[ROWS][COLS] = {};
+inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, bool overwrite,
+                 const Scalar* bias) {
+  Scalar acc[ROWS][COLS];
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r) {
+#pragma omp simd
+    for (int j = 0; j < COLS; ++j) acc[r][j] = 0;
+  }
   for (int k = 0; k < K; ++k) {
     const Scalar* bk = b + k * ldb;
+#pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r) {
       const Scalar ark = a[r * a_rs + k * a_cs];
       // Vectorise across the columns; left alone, GCC may pick the k loop instead and spill the tile.
@@ -42,15 +49,19 @@ inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       for (int j = 0; j < COLS; ++j) acc[r][j] += ark * bk[j];
     }
   }
-  for (int r = 0; r < ROWS; ++r)
-    for (int j = 0; j < COLS; ++j) c[r * ldc + j] = overwrite ? acc[r][j] : c[r * ldc + j] + acc[r][j];
+  // c = acc, c += acc, or c = bias + acc (the same bits as c = bias, then c += a @ b)
+  for (int r = 0; r < ROWS; ++r) {
+    Scalar* cr = c + r * ldc;
+#pragma omp simd
+    for (int j = 0; j < COLS; ++j) cr[j] = (bias ? bias[j] : overwrite ? Scalar(0) : cr[j]) + acc[r][j];
+  }
 }
 
 // The same at the ragged edges, with run-time sizes (cols < NR). Like the
 // tile, it sums over k from zero and adds the sum to c once, so that every
 // element of c is the same sum in the same order whichever path computed it.
 inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, int rows, int cols,
-                 bool overwrite) {
+                 bool overwrite, const Scalar* bias) {
   for (int r = 0; r < rows; ++r) {
     Scalar acc[NR] = {};
     for (int k = 0; k < K; ++k) {
@@ -58,28 +69,32 @@ inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       const Scalar* bk = b + k * ldb;
       for (int j = 0; j < cols; ++j) acc[j] += ark * bk[j];
     }
-    for (int j = 0; j < cols; ++j) c[r * ldc + j] = overwrite ? acc[j] : c[r * ldc + j] + acc[j];
+    for (int j = 0; j < cols; ++j) c[r * ldc + j] = bias ? bias[j] + acc[j] : overwrite ? acc[j] : c[r * ldc + j] + acc[j];
   }
 }
 
 // c (M, N, rows ldc apart) += a (M, K, read through strides) @ b (K, N, rows ldb apart).
-// With `overwrite`, c = a @ b instead: c need not be zeroed first.
+// With `overwrite`, c = a @ b instead: c need not be zeroed first. With a
+// `bias` (N), c = a @ b + bias, also without reading c.
 inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N,
-                 bool overwrite = false) {
+                 bool overwrite = false, const Scalar* bias = nullptr) {
   // Rows of c in tiles of MR, split between the threads when there is enough
   // work; each thread walks the column panels of b over its own rows, so a
   // K x NR panel stays in its L1 cache while its row tiles pass over it.
   const int row_tiles = (M + MR - 1) / MR;
   // One column panel of `COLS` columns starting at j, over rows [i_begin, i_end).
+  // A narrower panel takes more rows per tile, so that it keeps as many
+  // accumulators in flight as a full one (a head of width 16 has one vector per row).
   auto panel = [&]<int COLS>(int j, int i_begin, int i_end) {
-    for (int i = i_begin; i < i_end; i += MR) {
-      const int n_rows = std::min(MR, i_end - i);
+    constexpr int ROWS = std::min(MR * NR / COLS, 16);
+    for (int i = i_begin; i < i_end; i += ROWS) {
+      const int n_rows = std::min(ROWS, i_end - i);
       const Scalar* ai = a + i * a_rs;
       Scalar* ci = c + static_cast<long>(i) * ldc + j;
       // A full tile, or the rows left at the bottom as one smaller tile.
       [&]<int... R>(std::integer_sequence<int, R...>) {
-        ((n_rows == R + 1 ? tile<R + 1, COLS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K, overwrite) : void()), ...);
-      }(std::make_integer_sequence<int, MR>{});
+        ((n_rows == R + 1 ? tile<R + 1, COLS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K, overwrite, bias ? bias + j : nullptr) : void()), ...);
+      }(std::make_integer_sequence<int, ROWS>{});
     }
   };
   auto rows = [&](int tile_begin, int tile_end) {
@@ -89,7 +104,10 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
     // Narrower panels for what is left (a head of width 16, a vocabulary of 11...).
     if (j + NR / 2 <= N) panel.template operator()<NR / 2>(j, i_begin, i_end), j += NR / 2;
     if (j + NR / 4 <= N) panel.template operator()<NR / 4>(j, i_begin, i_end), j += NR / 4;
-    if (j < N) edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K, i_end - i_begin, N - j, overwrite);
+    if (j < N) {
+      edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K, i_end - i_begin, N - j, overwrite,
+           bias ? bias + j : nullptr);
+    }
   };
   constexpr double kParallelWork = 1 << 18;  // multiply-adds below which a second thread costs more than it gives
   if (static_cast<double>(M) * N * K >= kParallelWork) {

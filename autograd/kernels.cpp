@@ -36,12 +36,12 @@ bool use_avx512() {
 // when the project's target has FMA too (x86-64-v3, the Makefile's choice on
 // such CPUs); a build without it rounds each product on its own.
 void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N,
-                   bool overwrite = false) {
+                   bool overwrite = false, const Scalar* bias = nullptr) {
   matmul_flops() += 2ULL * static_cast<std::uint64_t>(M) * static_cast<std::uint64_t>(N) * static_cast<std::uint64_t>(K);
 #ifdef SEQGRAD_AVX512_KERNEL
-  if (use_avx512()) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, overwrite);
+  if (use_avx512()) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, overwrite, bias);
 #endif
-  gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, overwrite);
+  gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, overwrite, bias);
 }
 
 }  // namespace
@@ -56,6 +56,10 @@ std::atomic<std::uint64_t>& matmul_flops() {
 
 void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite) {
   gemm_dispatch(a, K, 1, b, N, c, N, M, K, N, overwrite);
+}
+
+void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N) {
+  gemm_dispatch(x, K, 1, w, N, y, N, M, K, N, true, bias);
 }
 
 void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite) {

@@ -12,6 +12,8 @@ namespace ag::inline AG_PRECISION::kernels {
 
 // c (M, N) += a (M, K) @ b (K, N); with `overwrite`, c = a @ b (c need not be zeroed)
 void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false);
+// y (M, N) = x (M, K) @ w (K, N) + bias (N): y is only written, never read
+void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N);
 // c (M, N) += a^T @ b, where a is stored as (K, M) and b as (K, N)
 void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false);
 // c (M, N) += a @ b^T, where a is stored as (M, K) and b as (N, K)
@@ -47,7 +49,8 @@ void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M,
 
 #ifdef SEQGRAD_AVX512_KERNEL
 // c += a @ b through strides, built for AVX-512 (kernels_avx512.cpp); called only when the CPU has it.
-void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N, bool overwrite);
+void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N, bool overwrite,
+                 const Scalar* bias);
 #endif
 
 // Which build of the matmul kernel this CPU runs: "avx512" or "generic" (the project's target).

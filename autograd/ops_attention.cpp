@@ -69,25 +69,31 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
         Scalar* wb = w + static_cast<std::size_t>(i0) * T;
         // scores = q k^T, for these queries and the keys they may see
         kernels::matmul_strided_acc({qh + static_cast<long>(i0) * C, C, 1}, {kt.data(), T, false}, {wb, T, true}, i1 - i0, D, n);
+        // Softmax of each row over the n keys of the block; the keys after a
+        // query's own are the future, scored -inf: weight exactly 0. (Every row
+        // runs the block's width, so the loops have no ragged ends.)
+        constexpr Scalar kMasked = -std::numeric_limits<Scalar>::infinity();
         for (int i = i0; i < i1; ++i) {
           Scalar* row = w + static_cast<std::size_t>(i) * T;
           const int seen = causal ? i + 1 : T;
-          Scalar mx = -std::numeric_limits<Scalar>::infinity();
+          Scalar mx = kMasked;
 #pragma omp simd reduction(max : mx)
-          for (int j = 0; j < seen; ++j) {
-            row[j] *= scale;
-            mx = row[j] > mx ? row[j] : mx;
+          for (int j = 0; j < n; ++j) {
+            const Scalar scaled = row[j] * scale;
+            const Scalar score = j < seen ? scaled : kMasked;
+            row[j] = score;
+            mx = std::max(mx, score);
           }
           Scalar total = 0;
 #pragma omp simd reduction(+ : total)
-          for (int j = 0; j < seen; ++j) {
+          for (int j = 0; j < n; ++j) {
             row[j] = fast::exp(row[j] - mx);
             total += row[j];
           }
           const Scalar inv = 1 / total;
 #pragma omp simd
-          for (int j = 0; j < seen; ++j) row[j] *= inv;
-          for (int j = seen; j < (weights ? T : n); ++j) row[j] = 0;  // the future, masked: weight exactly 0
+          for (int j = 0; j < n; ++j) row[j] *= inv;
+          if (weights) std::fill(row + n, row + T, Scalar(0));  // beyond the block: only the copy handed out reads them
         }
         // out = weights v, written straight into this head's columns of the output
         kernels::matmul_strided_acc({wb, T, 1}, {vh, C, false}, {head(out.data().data(), b, h) + static_cast<long>(i0) * C, C, true}, i1 - i0, n, D);

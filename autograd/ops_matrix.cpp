@@ -65,9 +65,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// x (..., K) @ w (K, N) + b (N): a Linear layer as one node. The output rows
-// start as copies of b and the product is added onto them, so there is no
-// separate bias node to allocate, fill and walk back through.
+// x (..., K) @ w (K, N) + b (N): a Linear layer as one node. The kernel adds
+// the bias as it writes each tile of the product, so there is no separate bias
+// node to allocate, fill and walk back through, and no pass to copy it in.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   detail::check_defined("linear", x);
   detail::check_defined("linear", w);
@@ -84,10 +84,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   std::vector<const Tensor*> parents{&x, &w};
   if (bias) parents.push_back(&b);
   Tensor out = Tensor::make_result("linear", shape, parents, Fill::none);
-  Scalar* po = out.data().data();
-  if (bias)
-    for (int r = 0; r < M; ++r) std::copy(b.data().begin(), b.data().end(), po + static_cast<std::size_t>(r) * N);
-  kernels::matmul_acc(x.data().data(), w.data().data(), po, M, K, N, /*overwrite=*/!bias);
+  kernels::linear_forward(x.data().data(), w.data().data(), bias ? b.data().data() : nullptr, out.data().data(), M, K, N);
   if (out.records()) {
     out.set_backward([xn = x.node(), wn = w.node(), bn = bias ? b.node() : nullptr, on = out.node(), M, K, N] {
       //   dx += dy @ w^T,  dw += x^T @ dy,  db += the column sums of dy
