@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -76,6 +77,13 @@ void recycle(std::vector<Scalar>& v) {
     pool().free[n].push_back(std::move(v));
   }
   std::vector<Scalar>().swap(v);  // empty, its memory (if not pooled) freed
+}
+
+std::shared_ptr<std::vector<Scalar>> take_scratch(std::size_t n) {
+  return {new std::vector<Scalar>(take_buffer(n)), [](std::vector<Scalar>* v) {
+            recycle(*v);
+            delete v;
+          }};
 }
 
 }  // namespace detail

@@ -2,6 +2,7 @@
 // Internal to the engine; not part of its interface.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,9 @@ inline void for_each_broadcast(const Broadcast& p, F&& f) {
 // whatever its last owner left; and the hand-back, which leaves v empty.
 std::vector<Scalar> take_buffer(std::size_t n);
 void recycle(std::vector<Scalar>& v);
+// A pool buffer that an op keeps for its backward (not a node's data): it goes
+// back to the pool when its last holder, the backward closure, lets it go.
+std::shared_ptr<std::vector<Scalar>> take_scratch(std::size_t n);
 
 // One element of a grad_out contribution: stored when `write`, else added.
 inline void put(Scalar& g, Scalar v, bool write) { g = write ? v : g + v; }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "autograd/kernels.h"
 #include "autograd/parallel.h"
 #include "autograd/scalar.h"
 
@@ -27,12 +28,28 @@ namespace {
 constexpr int MR = SEQGRAD_TILE_ROWS;
 constexpr int NR = static_cast<int>(SEQGRAD_TILE_BYTES / sizeof(Scalar));
 
+// One element v of the product, at column j, as the epilogue e makes it (see
+// kernels.h); gr is the element's row of e.gate, c_old what c holds.
+inline Scalar finish(const Epilogue& e, Scalar v, int j, const Scalar* gr, Scalar c_old) {
+  if (e.bias) v = e.bias[j] + v;  // the same bits as c = bias, then c += a @ b
+  if (e.relu) v = v > 0 ? v : Scalar(0);
+  if (gr) v = gr[j] > 0 ? v : Scalar(0);
+  return e.overwrite ? v : c_old + v;
+}
+
+// The epilogue of the block of c that starts at row i, column j.
+inline Epilogue at(const Epilogue& e, int i, int j) {
+  Epilogue out = e;
+  if (e.bias) out.bias = e.bias + j;
+  if (e.gate) out.gate = e.gate + static_cast<long>(i) * e.ldg + j;
+  return out;
+}
+
 // c[r, j] += sum_k a(r, k) * b[k, j] for an MR x NR tile (rows and cols may be
 // smaller at the edges), with a(r, k) = a[r * a_rs + k * a_cs]: row-major a has
 // (a_rs, a_cs) = (K, 1), a transposed one (1, M).
 template <int ROWS, int COLS>
-inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, bool overwrite,
-                 const Scalar* bias) {
+inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, const Epilogue& e) {
   Scalar acc[ROWS][COLS];
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r) {
@@ -49,11 +66,30 @@ inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       for (int j = 0; j < COLS; ++j) acc[r][j] += ark * bk[j];
     }
   }
-  // c = acc, c += acc, or c = bias + acc (the same bits as c = bias, then c += a @ b)
+  // The epilogue (kernels.h), one step at a time on the whole tile while it is in registers.
+#pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r) {
     Scalar* cr = c + r * ldc;
+    if (e.bias) {  // acc + bias: the same bits as c = bias, then c += a @ b
 #pragma omp simd
-    for (int j = 0; j < COLS; ++j) cr[j] = (bias ? bias[j] : overwrite ? Scalar(0) : cr[j]) + acc[r][j];
+      for (int j = 0; j < COLS; ++j) acc[r][j] += e.bias[j];
+    }
+    if (e.relu) {
+#pragma omp simd
+      for (int j = 0; j < COLS; ++j) acc[r][j] = acc[r][j] > 0 ? acc[r][j] : Scalar(0);
+    }
+    if (e.gate) {
+      const Scalar* gr = e.gate + r * e.ldg;
+#pragma omp simd
+      for (int j = 0; j < COLS; ++j) acc[r][j] = gr[j] > 0 ? acc[r][j] : Scalar(0);
+    }
+    if (e.overwrite) {
+#pragma omp simd
+      for (int j = 0; j < COLS; ++j) cr[j] = acc[r][j];
+    } else {
+#pragma omp simd
+      for (int j = 0; j < COLS; ++j) cr[j] += acc[r][j];
+    }
   }
 }
 
@@ -61,7 +97,7 @@ inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
 // tile, it sums over k from zero and adds the sum to c once, so that every
 // element of c is the same sum in the same order whichever path computed it.
 inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, int rows, int cols,
-                 bool overwrite, const Scalar* bias) {
+                 const Epilogue& e) {
   for (int r = 0; r < rows; ++r) {
     Scalar acc[NR] = {};
     for (int k = 0; k < K; ++k) {
@@ -69,15 +105,14 @@ inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       const Scalar* bk = b + k * ldb;
       for (int j = 0; j < cols; ++j) acc[j] += ark * bk[j];
     }
-    for (int j = 0; j < cols; ++j) c[r * ldc + j] = bias ? bias[j] + acc[j] : overwrite ? acc[j] : c[r * ldc + j] + acc[j];
+    const Scalar* gr = e.gate ? e.gate + r * e.ldg : nullptr;
+    for (int j = 0; j < cols; ++j) c[r * ldc + j] = finish(e, acc[j], j, gr, c[r * ldc + j]);
   }
 }
 
-// c (M, N, rows ldc apart) += a (M, K, read through strides) @ b (K, N, rows ldb apart).
-// With `overwrite`, c = a @ b instead: c need not be zeroed first. With a
-// `bias` (N), c = a @ b + bias, also without reading c.
-inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N,
-                 bool overwrite = false, const Scalar* bias = nullptr) {
+// c (M, N, rows ldc apart) += a (M, K, read through strides) @ b (K, N, rows ldb apart),
+// each element finished by the epilogue e on its way to c (see kernels.h).
+inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N, const Epilogue& e) {
   // Rows of c in tiles of MR, split between the threads when there is enough
   // work; each thread walks the column panels of b over its own rows, so a
   // K x NR panel stays in its L1 cache while its row tiles pass over it.
@@ -91,9 +126,10 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       const int n_rows = std::min(ROWS, i_end - i);
       const Scalar* ai = a + i * a_rs;
       Scalar* ci = c + static_cast<long>(i) * ldc + j;
+      const Epilogue ej = at(e, i, j);
       // A full tile, or the rows left at the bottom as one smaller tile.
       [&]<int... R>(std::integer_sequence<int, R...>) {
-        ((n_rows == R + 1 ? tile<R + 1, COLS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K, overwrite, bias ? bias + j : nullptr) : void()), ...);
+        ((n_rows == R + 1 ? tile<R + 1, COLS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K, ej) : void()), ...);
       }(std::make_integer_sequence<int, ROWS>{});
     }
   };
@@ -105,8 +141,8 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
     if (j + NR / 2 <= N) panel.template operator()<NR / 2>(j, i_begin, i_end), j += NR / 2;
     if (j + NR / 4 <= N) panel.template operator()<NR / 4>(j, i_begin, i_end), j += NR / 4;
     if (j < N) {
-      edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K, i_end - i_begin, N - j, overwrite,
-           bias ? bias + j : nullptr);
+      edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K, i_end - i_begin, N - j,
+           at(e, i_begin, j));
     }
   };
   constexpr double kParallelWork = 1 << 18;  // multiply-adds below which a second thread costs more than it gives

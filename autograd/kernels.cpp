@@ -36,12 +36,12 @@ bool use_avx512() {
 // when the project's target has FMA too (x86-64-v3, the Makefile's choice on
 // such CPUs); a build without it rounds each product on its own.
 void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N,
-                   bool overwrite = false, const Scalar* bias = nullptr) {
+                   const Epilogue& e = {}) {
   matmul_flops() += 2ULL * static_cast<std::uint64_t>(M) * static_cast<std::uint64_t>(N) * static_cast<std::uint64_t>(K);
 #ifdef SEQGRAD_AVX512_KERNEL
-  if (use_avx512()) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, overwrite, bias);
+  if (use_avx512()) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e);
 #endif
-  gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, overwrite, bias);
+  gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e);
 }
 
 }  // namespace
@@ -55,24 +55,25 @@ std::atomic<std::uint64_t>& matmul_flops() {
 }
 
 void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite) {
-  gemm_dispatch(a, K, 1, b, N, c, N, M, K, N, overwrite);
+  gemm_dispatch(a, K, 1, b, N, c, N, M, K, N, {.overwrite = overwrite});
 }
 
-void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N) {
-  gemm_dispatch(x, K, 1, w, N, y, N, M, K, N, true, bias);
+void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N, bool relu) {
+  gemm_dispatch(x, K, 1, w, N, y, N, M, K, N, {.overwrite = true, .bias = bias, .relu = relu});
 }
 
 void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite) {
-  gemm_dispatch(a, 1, M, b, N, c, N, M, K, N, overwrite);
+  gemm_dispatch(a, 1, M, b, N, c, N, M, K, N, {.overwrite = overwrite});
 }
 
-void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite) {
-  matmul_strided_acc({a, K, 1}, {b, K, true}, {c, N, overwrite}, M, K, N);
+void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite, const Scalar* gate) {
+  matmul_strided_acc({a, K, 1}, {b, K, true}, {c, N, overwrite}, M, K, N, gate);
 }
 
-void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N) {
+void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N, const Scalar* gate) {
+  const Epilogue e{.overwrite = c.overwrite, .gate = gate, .ldg = c.row_stride};
   if (!b.transposed) {
-    gemm_dispatch(a.data, a.row_stride, a.col_stride, b.data, b.row_stride, c.data, c.row_stride, M, K, N, c.overwrite);
+    gemm_dispatch(a.data, a.row_stride, a.col_stride, b.data, b.row_stride, c.data, c.row_stride, M, K, N, e);
     return;
   }
   // b^T is needed row-major: transpose b (N, K) into a scratch (K, N) kept
@@ -81,7 +82,7 @@ void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N) {
   bt.resize(static_cast<std::size_t>(K) * static_cast<std::size_t>(N));
   for (int n = 0; n < N; ++n)
     for (int k = 0; k < K; ++k) bt[static_cast<std::size_t>(k) * N + n] = b.data[static_cast<long>(n) * b.row_stride + k];
-  gemm_dispatch(a.data, a.row_stride, a.col_stride, bt.data(), N, c.data, c.row_stride, M, K, N, c.overwrite);
+  gemm_dispatch(a.data, a.row_stride, a.col_stride, bt.data(), N, c.data, c.row_stride, M, K, N, e);
 }
 
 void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {

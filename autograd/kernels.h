@@ -10,14 +10,31 @@
 
 namespace ag::inline AG_PRECISION::kernels {
 
+// What a product does with each element v of a @ b on its way to c, while it
+// is still in a register (so that a bias, a ReLU or ReLU's backward costs no
+// pass of its own over the result):
+//   v = bias[j] + v             when bias is given (N values)
+//   v = max(v, 0)               when relu
+//   v = 0 where gate(i, j) <= 0 when gate is given (laid out like c, ldg apart):
+//                               ReLU's backward, gated by its output
+//   c = v (overwrite), else c += v
+struct Epilogue {
+  bool overwrite = false;
+  const Scalar* bias = nullptr;
+  bool relu = false;
+  const Scalar* gate = nullptr;
+  long ldg = 0;
+};
+
 // c (M, N) += a (M, K) @ b (K, N); with `overwrite`, c = a @ b (c need not be zeroed)
 void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false);
-// y (M, N) = x (M, K) @ w (K, N) + bias (N): y is only written, never read
-void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N);
+// y (M, N) = x (M, K) @ w (K, N) + bias (N), or with relu max(0, that): y is only written
+void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N, bool relu = false);
 // c (M, N) += a^T @ b, where a is stored as (K, M) and b as (K, N)
 void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false);
-// c (M, N) += a @ b^T, where a is stored as (M, K) and b as (N, K)
-void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false);
+// c (M, N) += a @ b^T, where a is stored as (M, K) and b as (N, K); a `gate`
+// (M, N) zeroes the result where gate <= 0 (ReLU's backward, see Epilogue)
+void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false, const Scalar* gate = nullptr);
 
 // The general form, for operands that are blocks of larger arrays (one head's
 // columns of a (B, T, C) tensor, the first rows of a score matrix):
@@ -39,7 +56,7 @@ struct View {
   long row_stride;
   bool overwrite = false;  // c = A @ B instead of c += A @ B (c need not be zeroed)
 };
-void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N);
+void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N, const Scalar* gate = nullptr);
 
 // The same three products as one plain triple loop each: the definition the
 // fast kernels are tested against.
@@ -49,8 +66,7 @@ void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M,
 
 #ifdef SEQGRAD_AVX512_KERNEL
 // c += a @ b through strides, built for AVX-512 (kernels_avx512.cpp); called only when the CPU has it.
-void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N, bool overwrite,
-                 const Scalar* bias);
+void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N, const Epilogue& e);
 #endif
 
 // Which build of the matmul kernel this CPU runs: "avx512" or "generic" (the project's target).

@@ -78,6 +78,8 @@ std::vector<Case> all_cases() {
       {"matmul (shared weight)", {{{2, 3, 4}}, {{4, 5}}}, [](V x) { return matmul(x[0], x[1]); }},
       {"linear", {{{2, 3, 4}}, {{4, 5}}, {{5}}}, [](V x) { return linear(x[0], x[1], x[2]); }},
       {"linear (no bias)", {{{3, 4}}, {{4, 5}}}, [](V x) { return linear(x[0], x[1], Tensor()); }},
+      {"feed_forward", {{{2, 3, 4}}, {{4, 6}}, {{6}}, {{6, 5}}, {{5}}}, [](V x) { return feed_forward(x[0], x[1], x[2], x[3], x[4]); }},
+      {"feed_forward (no biases)", {{{3, 4}}, {{4, 6}}, {{6, 5}}}, [](V x) { return feed_forward(x[0], x[1], Tensor(), x[2], Tensor()); }},
       {"matmul (batched)", {{{2, 3, 4}}, {{2, 4, 5}}}, [](V x) { return matmul(x[0], x[1]); }},
       {"softmax", {{{3, 5}}}, [](V x) { return softmax(x[0]); }},
       {"log_softmax", {{{3, 5}}}, [](V x) { return log_softmax(x[0]); }},

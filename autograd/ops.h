@@ -68,6 +68,10 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 
 // x (..., K) @ w (K, N) + b (N) as one op; b may be an empty Tensor (no bias).
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b);
+// x (..., C) -> (..., N): max(0, x w1 + b1) w2 + b2, the paper's FFN, as one op
+// (w1 (C, F), b1 (F), w2 (F, N), b2 (N); a bias may be empty). The same values
+// as linear, relu, linear, with the ReLU applied inside the products.
+Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2);
 
 // --- neural-network ops (ops_nn.cpp) ------------------------------------------
 Tensor softmax(const Tensor& x);      // along the last axis, stable (max subtracted)

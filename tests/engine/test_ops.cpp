@@ -1,5 +1,6 @@
 // Forward values of every op family against figures worked out by hand, and a
 // few backward values that are easy to state exactly.
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <utility>
@@ -253,8 +254,37 @@ TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes"
     const double tol = std::is_same_v<ag::Scalar, float> ? 1e-4 : 1e-12;
     CHECK(compare(k::matmul_acc, k::matmul_acc_reference, a, b) < tol);
     CHECK(compare(k::matmul_tn_acc, k::matmul_tn_acc_reference, at, b) < tol);
-    CHECK(compare(k::matmul_nt_acc, k::matmul_nt_acc_reference, a, bt) < tol);
+    CHECK(compare([](auto... args) { k::matmul_nt_acc(args...); }, k::matmul_nt_acc_reference, a, bt) < tol);
   }
+}
+
+TEST_CASE("the fused FFN equals linear, relu, linear: the same values and gradients, to the bit", "[ops][ffn]") {
+  ag::Rng rng(21);
+  auto random = [&](ag::Shape s) {
+    std::vector<ag::Scalar> v(ag::numel(s));
+    for (auto& x : v) x = static_cast<ag::Scalar>(rng.normal());
+    return v;
+  };
+  // 70 rows: ragged against every tile height; F = 40 and N = 24: ragged against the panel widths
+  const auto xs = random({2, 35, 16}), w1s = random({16, 40}), b1s = random({40}), w2s = random({40, 24}), b2s = random({24});
+  auto run = [&](bool fused) {
+    Tensor x({2, 35, 16}, xs, true), w1({16, 40}, w1s, true), b1({40}, b1s, true), w2({40, 24}, w2s, true), b2({24}, b2s, true);
+    Tensor y = fused ? ag::feed_forward(x, w1, b1, w2, b2) : ag::linear(ag::relu(ag::linear(x, w1, b1)), w2, b2);
+    ag::sum(y * y).backward();
+    return std::vector<std::vector<ag::Scalar>>{y.data(), x.grad(), w1.grad(), b1.grad(), w2.grad(), b2.grad()};
+  };
+  const auto fused = run(true), plain = run(false);
+  for (std::size_t i = 0; i < fused.size(); ++i) {
+    INFO("array " << i << " (output, dx, dw1, db1, dw2, db2)");
+    CHECK(fused[i] == plain[i]);
+  }
+  // The ReLU must cut some hidden units and pass others, for the comparison to mean anything.
+  const Tensor pre = ag::linear(Tensor({2, 35, 16}, xs), Tensor({16, 40}, w1s), Tensor({40}, b1s));
+  const auto cut = std::count_if(pre.data().begin(), pre.data().end(), [](ag::Scalar v) { return v <= 0; });
+  CHECK(cut > 100);
+  CHECK(cut < static_cast<long>(pre.numel()) - 100);
+  CHECK_THROWS_WITH(ag::feed_forward(Tensor({2, 3}, random({2, 3})), Tensor({4, 5}, random({4, 5})), Tensor(), Tensor({5, 2}, random({5, 2})), Tensor()),
+                    "feed_forward: shapes (2, 3) and (4, 5) do not match: need x (..., C) and w1 (C, F)");
 }
 
 TEST_CASE("fused attention equals the head-by-head composition of plain ops, values and gradients", "[ops][attention]") {
