@@ -90,6 +90,33 @@ void BM_AttentionForwardBackward(benchmark::State& state) {
 }
 BENCHMARK(BM_AttentionForwardBackward)->Arg(64)->Arg(256);
 
+// The same layer as the model runs it: q, k, v projections, then the fused attention op.
+void BM_FusedAttentionForwardBackward(benchmark::State& state) {
+  const int B = 32, T = static_cast<int>(state.range(0)), C = 64;
+  ag::Tensor x({B, T, C}, random_values(static_cast<std::size_t>(B) * T * C, 5), true);
+  ag::Tensor wq({C, C}, random_values(C * C, 6), true), wk({C, C}, random_values(C * C, 7), true), wv({C, C}, random_values(C * C, 8), true);
+  for (auto _ : state) {
+    ag::Tensor q = ag::matmul(x, wq), k = ag::matmul(x, wk), v = ag::matmul(x, wv);
+    ag::sum(ag::attention(q, k, v, 4, true, ag::Scalar(0.25))).backward();
+  }
+}
+BENCHMARK(BM_FusedAttentionForwardBackward)->Arg(64)->Arg(256);
+
+// The workload's FFN, (2048, 64) -> 256 -> 64: one fused op (range 1) or linear, relu, linear (range 0).
+void BM_FeedForwardForwardBackward(benchmark::State& state) {
+  const bool fused = state.range(0) != 0;
+  const int M = 2048, C = 64, F = 256;
+  ag::Tensor x({M, C}, random_values(static_cast<std::size_t>(M) * C, 9), true);
+  ag::Tensor w1({C, F}, random_values(C * F, 10), true), b1({F}, random_values(F, 11), true);
+  ag::Tensor w2({F, C}, random_values(F * C, 12), true), b2({C}, random_values(C, 13), true);
+  for (auto _ : state) {
+    ag::Tensor y = fused ? ag::feed_forward(x, w1, b1, w2, b2) : ag::linear(ag::relu(ag::linear(x, w1, b1)), w2, b2);
+    ag::sum(y).backward();
+  }
+  state.SetLabel(fused ? "fused" : "linear, relu, linear");
+}
+BENCHMARK(BM_FeedForwardForwardBackward)->Arg(0)->Arg(1);
+
 }  // namespace
 
 BENCHMARK_MAIN();
