@@ -200,6 +200,9 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   if (!out_dir.empty() && !result.interrupted) save_checkpoint(out_dir, config, *model, *optimizer, result.steps_done);
   if (!result.interrupted) result.eval = evaluate(*model, *task, config.eval_size, config.batch, eval_seed(config.seed));
   result.model = std::move(model);
+  // The engine's buffer pool holds this run's step-sized buffers; a lab or
+  // `compare` trains the next model at other sizes, so give them back.
+  ag::release_buffers();
   return result;
 }
 
