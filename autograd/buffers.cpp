@@ -4,10 +4,13 @@
 // them here and the next step's nodes take them back, size for size.
 //
 // One pool per thread (graphs are built and freed on one thread), no locks.
-// Small buffers are left to malloc, which is fast for them; the pool keeps at
-// most kMaxBytes, so a run whose sizes keep changing cannot grow it for ever.
+// Small buffers are left to malloc, which is fast for them. A buffer nobody
+// took back within kKeepSteps backward passes is freed (a probe batch of
+// another size, the last model of a lab), and the pool never holds more than
+// kMaxBytes, so a run whose sizes keep changing cannot grow it for ever.
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <memory>
@@ -24,10 +27,17 @@ namespace {
 
 constexpr std::size_t kMinElements = 1024;        // below this, malloc does as well
 constexpr std::size_t kMaxBytes = std::size_t{512} << 20;
+constexpr std::uint64_t kKeepSteps = 2;
+
+struct Entry {
+  std::vector<Scalar> buffer;
+  std::uint64_t step;  // the backward pass during or after which it came back
+};
 
 struct Pool {
-  std::unordered_map<std::size_t, std::vector<std::vector<Scalar>>> free;  // by element count
+  std::unordered_map<std::size_t, std::vector<Entry>> free;  // by element count
   std::size_t bytes = 0;
+  std::uint64_t step = 0;
   ~Pool();
 };
 
@@ -61,7 +71,7 @@ std::vector<Scalar> take_buffer(std::size_t n) {
     Pool& p = pool();
     auto it = p.free.find(n);
     if (it != p.free.end() && !it->second.empty()) {
-      std::vector<Scalar> v = std::move(it->second.back());
+      std::vector<Scalar> v = std::move(it->second.back().buffer);
       it->second.pop_back();
       p.bytes -= n * sizeof(Scalar);
       return poisoned(std::move(v));  // n elements, as its last owner left them
@@ -74,9 +84,20 @@ void recycle(std::vector<Scalar>& v) {
   const std::size_t n = v.size();
   if (n >= kMinElements && !pool_gone && v.capacity() == n && pool().bytes + n * sizeof(Scalar) <= kMaxBytes) {
     pool().bytes += n * sizeof(Scalar);
-    pool().free[n].push_back(std::move(v));
+    pool().free[n].push_back({std::move(v), pool().step});
   }
   std::vector<Scalar>().swap(v);  // empty, its memory (if not pooled) freed
+}
+
+void next_step() {
+  if (pool_gone) return;
+  Pool& p = pool();
+  ++p.step;
+  for (auto& [n, entries] : p.free) {
+    const auto stale = std::remove_if(entries.begin(), entries.end(), [&](const Entry& e) { return e.step + kKeepSteps < p.step; });
+    p.bytes -= static_cast<std::size_t>(entries.end() - stale) * n * sizeof(Scalar);
+    entries.erase(stale, entries.end());
+  }
 }
 
 std::shared_ptr<std::vector<Scalar>> take_scratch(std::size_t n) {

@@ -59,6 +59,8 @@ inline void for_each_broadcast(const Broadcast& p, F&& f) {
 // whatever its last owner left; and the hand-back, which leaves v empty.
 std::vector<Scalar> take_buffer(std::size_t n);
 void recycle(std::vector<Scalar>& v);
+// Called at the start of every backward pass: frees what has sat unused for a few of them.
+void next_step();
 // A pool buffer that an op keeps for its backward (not a node's data): it goes
 // back to the pool when its last holder, the backward closure, lets it go.
 std::shared_ptr<std::vector<Scalar>> take_scratch(std::size_t n);

@@ -58,6 +58,7 @@ void Tensor::backward() {
   if (!root) throw ValueError("backward: called on an empty tensor");
   if (!root->requires_grad) throw ValueError("backward: the tensor does not require a gradient (no parameter reaches it)");
   std::vector<Node*> order = topological_order(root);
+  detail::next_step();
   // Leaves keep (and accumulate into) their gradient; an intermediate's starts
   // empty and is made when its first contribution arrives (grad_acc).
   for (Node* n : order) {

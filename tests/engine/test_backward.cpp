@@ -76,7 +76,7 @@ TEST_CASE("intermediate gradients are freed after backward unless retained", "[b
   CHECK(w.grad().size() == 2);
 }
 
-TEST_CASE("the next step's nodes take the buffers of the last step's, size for size", "[backward][buffers]") {
+TEST_CASE("the next step's nodes take the buffers of the last step's, size for size; unused ones are freed", "[backward][buffers]") {
   ag::release_buffers();
   CHECK(ag::pooled_bytes() == 0);
   Tensor w = param({64, 64}, std::vector<ag::Scalar>(64 * 64, 0.5));
@@ -97,6 +97,13 @@ TEST_CASE("the next step's nodes take the buffers of the last step's, size for s
   CHECK(ag::pooled_bytes() == after_one);
   ag::release_buffers();
   CHECK(ag::pooled_bytes() == 0);
+  step();
+  CHECK(ag::pooled_bytes() == after_one);
+  // Buffers that no step has taken back for a few backward passes are freed.
+  for (int i = 0; i < 2; ++i) ag::sum(small * small).backward();
+  CHECK(ag::pooled_bytes() == after_one);  // two passes: kept
+  ag::sum(small * small).backward();
+  CHECK(ag::pooled_bytes() == 0);  // three: gone
 }
 
 TEST_CASE("the first contribution to a gradient may be written, the rest are added, in any order of ops", "[backward][buffers]") {
