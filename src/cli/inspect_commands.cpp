@@ -1,4 +1,5 @@
 // seqgrad grads, seqgrad paths, seqgrad attention, seqgrad compare.
+#include <algorithm>
 #include <filesystem>
 #include <fmt/core.h>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include <sstream>
 
 #include "autograd/kernels.h"
+#include "src/bench/reference.h"
 #include "src/bench/workloads.h"
 #include "src/cli/commands.h"
 #include "src/inspect/compare.h"
@@ -287,14 +289,71 @@ int run_compare_command(CompareArgs a) {
 
 struct BenchArgs {
   std::vector<std::string> workloads{"rnn", "transformer", "transformer-long"};
-  int steps = 20, threads = 1, sweep_max = 1024;
-  std::string sweep;
+  int steps = 20, threads = 1, sweep_max = 1024, rounds = 1;
+  std::string sweep, reference, python = "/usr/bin/python3";
   bool json = false;
 };
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Ours and the PyTorch reference, workload after workload, round after round:
+// each ratio is taken from two figures measured one right after the other, and
+// the verdict from the median ratio (these machines are shared and noisy).
+int run_bench_against_reference(const BenchArgs& a, const std::string& build, std::FILE* human) {
+  constexpr double kTarget = 0.5;  // the issue's: at most half of PyTorch's step time
+  struct Row {
+    std::vector<double> ours, theirs, ratios;
+    double our_rss = 0, their_rss = 0;
+  };
+  if (!std::filesystem::is_regular_file(a.reference)) throw std::invalid_argument("--reference: no file at " + a.reference);
+  std::vector<Row> rows(a.workloads.size());
+  fmt::print(human, "against the PyTorch reference {} ({}), {} thread(s), {} timed steps, {} round(s); {}\n", a.reference, a.python,
+             a.threads, a.steps, a.rounds, build);
+  for (int round = 1; round <= a.rounds; ++round) {
+    std::string line;
+    for (std::size_t i = 0; i < a.workloads.size(); ++i) {
+      const bench::BenchResult r = bench::run_workload(bench::find_workload(a.workloads[i]), a.steps, a.threads);
+      const bench::ReferenceResult ref = bench::run_reference(a.python, a.reference, a.workloads[i], a.threads, a.steps);
+      Row& row = rows[i];
+      row.ours.push_back(r.ms_median);
+      row.theirs.push_back(ref.ms_median);
+      row.ratios.push_back(r.ms_median / ref.ms_median);
+      if (round == 1) row.our_rss = r.peak_rss_mib;  // later rounds only repeat the process's peak so far
+      row.their_rss = std::max(row.their_rss, ref.peak_rss_mib);
+      line += fmt::format("  {} {:.2f} / {:.2f} = {:.2f}", a.workloads[i], r.ms_median, ref.ms_median, row.ratios.back());
+    }
+    fmt::print(human, "round {}:{}\n", round, line);
+  }
+  fmt::print(human, "{:<18} {:<18} {:>9} {:>11} {:>7}  {}\n", "workload", "PyTorch's", "ours ms", "PyTorch ms", "ratio", "target");
+  nlohmann::json j = nlohmann::json::array();
+  for (std::size_t i = 0; i < a.workloads.size(); ++i) {
+    const Row& row = rows[i];
+    const double ratio = median(row.ratios);
+    const bool met = ratio <= kTarget;
+    fmt::print(human, "{:<18} {:<18} {:>9.2f} {:>11.2f} {:>7.2f}  <= {}: {}\n", a.workloads[i], bench::reference_workload(a.workloads[i]),
+               median(row.ours), median(row.theirs), ratio, kTarget, met ? "met" : "not met");
+    j.push_back({{"workload", a.workloads[i]}, {"threads", a.threads}, {"steps", a.steps}, {"rounds", a.rounds},
+                 {"ms_per_step_median", median(row.ours)}, {"reference_workload", bench::reference_workload(a.workloads[i])},
+                 {"reference_ms_per_step_median", median(row.theirs)}, {"ratios", row.ratios}, {"ratio", ratio}, {"target_ratio", kTarget},
+                 {"met", met}, {"peak_rss_mib", row.our_rss}, {"reference_peak_rss_mib", row.their_rss}, {"build", build}});
+  }
+  fmt::print(human, "ratio: the median over the rounds of ours / PyTorch's; peak memory: PyTorch ran each workload alone, ours is this\n"
+                    "process's so far in the first round (run --workload NAME alone for its own)\n");
+  for (std::size_t i = 0; i < a.workloads.size(); ++i) {
+    fmt::print(human, "peak memory, {}: ours {:.0f} MiB, PyTorch {:.0f} MiB\n", a.workloads[i], rows[i].our_rss, rows[i].their_rss);
+  }
+  if (a.json) std::cout << j.dump(2) << "\n";
+  return 0;
+}
 
 int run_bench(const BenchArgs& a) {
   std::FILE* human = a.json ? stderr : stdout;
   const std::string build = bench::build_description() + "; matmul kernel: " + ag::kernels::kernel_name();
+  if (!a.reference.empty() && !a.sweep.empty()) throw std::invalid_argument("--reference times the standard workloads; it does not go with --sweep");
+  if (!a.reference.empty()) return run_bench_against_reference(a, build, human);
   if (!a.sweep.empty()) {
     if (a.sweep != "len") throw std::invalid_argument("--sweep: only 'len' is known");
     const auto points = bench::sweep_len(a.sweep_max, 4, std::max(3, a.steps / 4));
@@ -383,6 +442,11 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   bench->add_option("--threads", b->threads, "threads")->check(CLI::Range(1, 256))->capture_default_str();
   bench->add_option("--sweep", b->sweep, "'len': time one step of the RNN and the Transformer at T = 16, 32, ...")->check(CLI::IsMember({"len"}));
   bench->add_option("--sweep-max", b->sweep_max, "longest T of the sweep")->check(CLI::Range(16, 8192))->capture_default_str();
+  bench->add_option("--reference", b->reference, "also run this PyTorch reference (../shared/bench/torch_reference.py) and print the ratios");
+  bench->add_option("--python", b->python, "the Python that runs the reference")->capture_default_str();
+  bench->add_option("--rounds", b->rounds, "with --reference: rounds of ours then PyTorch's, the verdict from the median ratio")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   bench->add_flag("--json", b->json, "print JSON; the table goes to stderr");
   commands.emplace_back(bench, [b] { return run_bench(*b); });
 }

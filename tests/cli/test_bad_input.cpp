@@ -27,6 +27,9 @@ void prepare() {
   write("binary.txt", std::string("abc\0def", 7));
   write("latin1.txt", "caf\xe9 au lait, caf\xe9 noir");
   write("short.txt", "only a few words here");
+  // Stand-ins for the PyTorch reference, run by sh: one that answers, one that lacks torch.
+  write("reference.sh", "echo '[{\"workload\": \"rnn-fused\", \"ms_per_step_median\": 1000.0}]'\n");
+  write("failing-reference.sh", "echo 'Traceback (most recent call last):'; echo \"ModuleNotFoundError: No module named 'torch'\"; exit 1\n");
   const std::string common = " --len 4 --d-model 8 --heads 2 --steps 3 --batch 4 --eval-size 4 --out ";
   REQUIRE(run_seqgrad("train --model transformer --task recall" + common + kDir + "/tf").exit_code == 0);
   REQUIRE(run_seqgrad("train --model rnn --task recall" + common + kDir + "/rnn").exit_code == 0);
@@ -42,7 +45,7 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 63 invocations in its table", "[cli][errors]") {
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 67 invocations in its table", "[cli][errors]") {
   prepare();
   const std::string d = kDir;
   const std::vector<Case> cases{
@@ -109,6 +112,11 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 63
       {"compare --steps 0", 2, "--steps"},
       {"graph --steps 0", 2, "--steps"},
       {"gradcheck --seed x", 2, "--seed: a seed is a whole number >= 0, got 'x'"},
+      {"bench --reference /nonexistent/torch_reference.py", 2, "--reference: no file at /nonexistent/torch_reference.py"},
+      {"bench --reference /dev/null --sweep len", 2, "--reference times the standard workloads; it does not go with --sweep"},
+      {"bench --reference " + d + "/reference.sh --python /bin/sh --rounds 0", 2, "--rounds"},
+      {"bench --reference " + d + "/failing-reference.sh --python /bin/sh --workload rnn --steps 1", 1,
+       "failed: ModuleNotFoundError: No module named 'torch' (it needs Debian's python3-torch)"},
   };
   int crashes = 0;
   for (const Case& c : cases) {

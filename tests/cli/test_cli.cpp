@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 
 #include "run_command.h"
@@ -207,6 +208,37 @@ TEST_CASE("seqgrad bench --json reports each workload's figures", "[cli][bench]"
   CHECK(j[0]["build"].get<std::string>().find("flags") != std::string::npos);
   const auto bad = run_seqgrad("bench --workload gpt");
   CHECK(bad.exit_code == 2);
+}
+
+TEST_CASE("seqgrad bench --reference runs the reference beside each workload and takes the ratio", "[cli][bench]") {
+  // A stand-in for ../shared/bench/torch_reference.py, run by sh: it says 1000 ms a step, and
+  // writes down how it was called so the test can see what PyTorch would have been asked.
+  const std::string dir = "/tmp/seqgrad-bench-reference";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/ref.sh") << "echo \"$@\" >> " << dir << "/calls\n"
+                                 << "echo '[{\"workload\": \"x\", \"ms_per_step_median\": 1000.0, \"peak_rss_mib_so_far\": 300}]'\n";
+  std::filesystem::remove(dir + "/calls");
+  const auto r = run_seqgrad("bench --workload rnn --steps 2 --rounds 2 --json --python /bin/sh --reference " + dir + "/ref.sh");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 1);
+  CHECK(j[0]["reference_workload"] == "rnn-fused");  // the RNN is judged against PyTorch's fused nn.RNN
+  CHECK(j[0]["reference_ms_per_step_median"].get<double>() == 1000.0);
+  REQUIRE(j[0]["ratios"].size() == 2);
+  const double ours = j[0]["ms_per_step_median"].get<double>();
+  CHECK(ours > 0);
+  CHECK(j[0]["ratio"].get<double>() == Approx((j[0]["ratios"][0].get<double>() + j[0]["ratios"][1].get<double>()) / 2));
+  CHECK(j[0]["ratio"].get<double>() < 0.5);
+  CHECK(j[0]["met"] == true);
+  CHECK(j[0]["reference_peak_rss_mib"].get<double>() == 300);
+  std::ifstream calls(dir + "/calls");
+  std::string first, second;
+  std::getline(calls, first);
+  std::getline(calls, second);
+  CHECK(first == "--threads 1 --steps 2 --json --workload rnn-fused");
+  CHECK(second == first);  // once a round
+  CHECK(r.err.find("rnn                rnn-fused") != std::string::npos);
+  CHECK(r.err.find("<= 0.5: met") != std::string::npos);
 }
 
 TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
