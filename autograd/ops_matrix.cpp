@@ -12,6 +12,9 @@ namespace ag::inline AG_PRECISION {
 
 namespace {
 
+// The FFN's backward works on blocks of this many rows (see feed_forward).
+constexpr int kBlockRows = 256;
+
 // db (N) += the column sums of dy (M, N): a bias's gradient.
 void add_column_sums(const Scalar* dy, Scalar* db, int M, int N) {
   for (int r = 0; r < M; ++r) {
@@ -162,17 +165,21 @@ Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const T
       }
       if (b2n && b2n->requires_grad) add_column_sums(dy, grad_acc(*b2n), M, N);
       if (!xn->requires_grad && !w1n->requires_grad && !(b1n && b1n->requires_grad)) return;
-      std::shared_ptr<std::vector<Scalar>> dhidden = detail::take_scratch(static_cast<std::size_t>(M) * F);
+      // The rest in blocks of kBlockRows rows, so that a block's dh (rows, F) is
+      // made, used three times and dropped while it is still in the cache.
+      const GradOut none{nullptr, false};
+      const GradOut dw1 = w1n->requires_grad ? grad_out(*w1n) : none, dx = xn->requires_grad ? grad_out(*xn) : none;
+      Scalar* db1 = b1n && b1n->requires_grad ? grad_acc(*b1n) : nullptr;
+      const int block = std::min(M, kBlockRows);
+      std::shared_ptr<std::vector<Scalar>> dhidden = detail::take_scratch(static_cast<std::size_t>(block) * F);
       Scalar* dh = dhidden->data();
-      kernels::matmul_nt_acc(dy, w2n->data.data(), dh, M, N, F, /*overwrite=*/true, /*gate=*/h);
-      if (w1n->requires_grad) {
-        const auto [dw1, write] = grad_out(*w1n);
-        kernels::matmul_tn_acc(xn->data.data(), dh, dw1, C, M, F, write);
-      }
-      if (b1n && b1n->requires_grad) add_column_sums(dh, grad_acc(*b1n), M, F);
-      if (xn->requires_grad) {
-        const auto [dx, write] = grad_out(*xn);
-        kernels::matmul_nt_acc(dh, w1n->data.data(), dx, M, F, C, write);
+      for (int r0 = 0; r0 < M; r0 += block) {
+        const int rows = std::min(block, M - r0);
+        const auto at = [r0](const Scalar* p, int width) { return p + static_cast<std::size_t>(r0) * width; };
+        kernels::matmul_nt_acc(at(dy, N), w2n->data.data(), dh, rows, N, F, /*overwrite=*/true, /*gate=*/at(h, F));
+        if (dw1.data) kernels::matmul_tn_acc(at(xn->data.data(), C), dh, dw1.data, C, rows, F, dw1.overwrite && r0 == 0);
+        if (db1) add_column_sums(dh, db1, rows, F);
+        if (dx.data) kernels::matmul_nt_acc(dh, w1n->data.data(), dx.data + static_cast<std::size_t>(r0) * C, rows, F, C, dx.overwrite);
       }
     });
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 #include <utility>
 
 #include <limits>
@@ -258,28 +259,35 @@ TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes"
   }
 }
 
-TEST_CASE("the fused FFN equals linear, relu, linear: the same values and gradients, to the bit", "[ops][ffn]") {
+TEST_CASE("the fused FFN equals linear, relu, linear: the same values and gradients", "[ops][ffn]") {
   ag::Rng rng(21);
   auto random = [&](ag::Shape s) {
     std::vector<ag::Scalar> v(ag::numel(s));
     for (auto& x : v) x = static_cast<ag::Scalar>(rng.normal());
     return v;
   };
-  // 70 rows: ragged against every tile height; F = 40 and N = 24: ragged against the panel widths
-  const auto xs = random({2, 35, 16}), w1s = random({16, 40}), b1s = random({40}), w2s = random({40, 24}), b2s = random({24});
+  // 600 rows: three of the backward's blocks of rows, the last one ragged, and ragged against every
+  // tile height; F = 40 and N = 24: ragged against the panel widths
+  const auto xs = random({2, 300, 16}), w1s = random({16, 40}), b1s = random({40}), w2s = random({40, 24}), b2s = random({24});
   auto run = [&](bool fused) {
-    Tensor x({2, 35, 16}, xs, true), w1({16, 40}, w1s, true), b1({40}, b1s, true), w2({40, 24}, w2s, true), b2({24}, b2s, true);
+    Tensor x({2, 300, 16}, xs, true), w1({16, 40}, w1s, true), b1({40}, b1s, true), w2({40, 24}, w2s, true), b2({24}, b2s, true);
     Tensor y = fused ? ag::feed_forward(x, w1, b1, w2, b2) : ag::linear(ag::relu(ag::linear(x, w1, b1)), w2, b2);
     ag::sum(y * y).backward();
     return std::vector<std::vector<ag::Scalar>>{y.data(), x.grad(), w1.grad(), b1.grad(), w2.grad(), b2.grad()};
   };
   const auto fused = run(true), plain = run(false);
-  for (std::size_t i = 0; i < fused.size(); ++i) {
+  for (std::size_t i : {0, 1, 3, 4, 5}) {  // every row of these is the same sum in the same order: the same bits
     INFO("array " << i << " (output, dx, dw1, db1, dw2, db2)");
     CHECK(fused[i] == plain[i]);
   }
+  // dw1 sums over the rows block by block (partial sums added), so only its rounding may differ.
+  const double tol = std::is_same_v<ag::Scalar, float> ? 1e-4 : 1e-12;  // float: 600 terms of rounding, not a wrong block
+  double worst = 0;
+  for (std::size_t k = 0; k < fused[2].size(); ++k)
+    worst = std::max(worst, std::abs(double(fused[2][k]) - plain[2][k]) / std::max(1.0, std::abs(double(plain[2][k]))));
+  CHECK(worst < tol);
   // The ReLU must cut some hidden units and pass others, for the comparison to mean anything.
-  const Tensor pre = ag::linear(Tensor({2, 35, 16}, xs), Tensor({16, 40}, w1s), Tensor({40}, b1s));
+  const Tensor pre = ag::linear(Tensor({2, 300, 16}, xs), Tensor({16, 40}, w1s), Tensor({40}, b1s));
   const auto cut = std::count_if(pre.data().begin(), pre.data().end(), [](ag::Scalar v) { return v <= 0; });
   CHECK(cut > 100);
   CHECK(cut < static_cast<long>(pre.numel()) - 100);
