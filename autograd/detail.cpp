@@ -1,5 +1,10 @@
 #include "autograd/detail.h"
 
+#include <algorithm>
+#include <limits>
+
+#include "autograd/fastmath.h"
+
 namespace ag::inline AG_PRECISION::detail {
 
 int normalize_axis(const char* op, int axis, int ndim) {
@@ -51,6 +56,33 @@ AxisSplit split_at(const Shape& shape, int axis) {
   s.n = static_cast<std::size_t>(shape[axis]);
   for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d) s.inner *= static_cast<std::size_t>(shape[d]);
   return s;
+}
+
+void softmax_rows(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const Scalar* xr = x + r * V;
+    Scalar* yr = y + r * V;
+    Scalar mx = -std::numeric_limits<Scalar>::infinity();
+#pragma omp simd reduction(max : mx)
+    for (std::size_t j = 0; j < V; ++j) mx = std::max(mx, xr[j]);
+    Scalar total = 0;
+#pragma omp simd reduction(+ : total)
+    for (std::size_t j = 0; j < V; ++j) {
+      yr[j] = fast::exp(xr[j] - mx);
+      total += yr[j];
+    }
+    const Scalar inv = 1 / total;
+#pragma omp simd
+    for (std::size_t j = 0; j < V; ++j) yr[j] *= inv;
+  }
+}
+
+void add_column_sums(const Scalar* dy, Scalar* db, int M, int N) {
+  for (int r = 0; r < M; ++r) {
+    const Scalar* row = dy + static_cast<std::size_t>(r) * N;
+#pragma omp simd
+    for (int j = 0; j < N; ++j) db[j] += row[j];
+  }
 }
 
 }  // namespace ag::inline AG_PRECISION::detail

@@ -65,6 +65,13 @@ void next_step();
 // back to the pool when its last holder, the backward closure, lets it go.
 std::shared_ptr<std::vector<Scalar>> take_scratch(std::size_t n);
 
+// y[r, :] = softmax(x[r, :]) for rows of V values (y may be x), with the row
+// maximum subtracted so that exp never overflows; a -inf gives weight exactly 0.
+void softmax_rows(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V);
+
+// db (N) += the column sums of dy (M, N): a bias's gradient.
+void add_column_sums(const Scalar* dy, Scalar* db, int M, int N);
+
 // One element of a grad_out contribution: stored when `write`, else added.
 inline void put(Scalar& g, Scalar v, bool write) { g = write ? v : g + v; }
 

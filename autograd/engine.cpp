@@ -40,6 +40,7 @@ std::vector<Node*> topological_order(Node* root) {
 }
 
 Scalar* grad_acc(Node& n) {
+  if (!n.requires_grad) return nullptr;
   if (n.grad.empty() && !n.data.empty()) {
     n.grad = detail::take_buffer(n.data.size());
     std::fill(n.grad.begin(), n.grad.end(), Scalar(0));
@@ -48,6 +49,7 @@ Scalar* grad_acc(Node& n) {
 }
 
 GradOut grad_out(Node& n) {
+  if (!n.requires_grad) return {nullptr, false};
   if (!n.grad.empty() || n.data.empty()) return {n.grad.data(), false};
   n.grad = detail::take_buffer(n.data.size());
   return {n.grad.data(), true};

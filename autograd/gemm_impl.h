@@ -28,13 +28,30 @@ namespace {
 constexpr int MR = SEQGRAD_TILE_ROWS;
 constexpr int NR = static_cast<int>(SEQGRAD_TILE_BYTES / sizeof(Scalar));
 
-// One element v of the product, at column j, as the epilogue e makes it (see
-// kernels.h); gr is the element's row of e.gate, c_old what c holds.
-inline Scalar finish(const Epilogue& e, Scalar v, int j, const Scalar* gr, Scalar c_old) {
-  if (e.bias) v = e.bias[j] + v;  // the same bits as c = bias, then c += a @ b
-  if (e.relu) v = v > 0 ? v : Scalar(0);
-  if (gr) v = gr[j] > 0 ? v : Scalar(0);
-  return e.overwrite ? v : c_old + v;
+// The epilogue (kernels.h) on one row of results acc[0, cols), on their way to
+// row r of c: one step at a time over the whole row, while it is in registers.
+inline void finish_row(const Epilogue& e, Scalar* acc, int cols, int r, Scalar* c, long ldc) {
+  Scalar* cr = c + r * ldc;
+  if (e.bias) {  // acc + bias: the same bits as c = bias, then c += a @ b
+#pragma omp simd
+    for (int j = 0; j < cols; ++j) acc[j] += e.bias[j];
+  }
+  if (e.relu) {
+#pragma omp simd
+    for (int j = 0; j < cols; ++j) acc[j] = acc[j] > 0 ? acc[j] : Scalar(0);
+  }
+  if (e.gate) {
+    const Scalar* gr = e.gate + r * e.ldg;
+#pragma omp simd
+    for (int j = 0; j < cols; ++j) acc[j] = gr[j] > 0 ? acc[j] : Scalar(0);
+  }
+  if (e.overwrite) {
+#pragma omp simd
+    for (int j = 0; j < cols; ++j) cr[j] = acc[j];
+  } else {
+#pragma omp simd
+    for (int j = 0; j < cols; ++j) cr[j] += acc[j];
+  }
 }
 
 // The epilogue of the block of c that starts at row i, column j.
@@ -66,31 +83,8 @@ inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       for (int j = 0; j < COLS; ++j) acc[r][j] += ark * bk[j];
     }
   }
-  // The epilogue (kernels.h), one step at a time on the whole tile while it is in registers.
 #pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r) {
-    Scalar* cr = c + r * ldc;
-    if (e.bias) {  // acc + bias: the same bits as c = bias, then c += a @ b
-#pragma omp simd
-      for (int j = 0; j < COLS; ++j) acc[r][j] += e.bias[j];
-    }
-    if (e.relu) {
-#pragma omp simd
-      for (int j = 0; j < COLS; ++j) acc[r][j] = acc[r][j] > 0 ? acc[r][j] : Scalar(0);
-    }
-    if (e.gate) {
-      const Scalar* gr = e.gate + r * e.ldg;
-#pragma omp simd
-      for (int j = 0; j < COLS; ++j) acc[r][j] = gr[j] > 0 ? acc[r][j] : Scalar(0);
-    }
-    if (e.overwrite) {
-#pragma omp simd
-      for (int j = 0; j < COLS; ++j) cr[j] = acc[r][j];
-    } else {
-#pragma omp simd
-      for (int j = 0; j < COLS; ++j) cr[j] += acc[r][j];
-    }
-  }
+  for (int r = 0; r < ROWS; ++r) finish_row(e, acc[r], COLS, r, c, ldc);
 }
 
 // The same at the ragged edges, with run-time sizes (cols < NR). Like the
@@ -105,8 +99,7 @@ inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       const Scalar* bk = b + k * ldb;
       for (int j = 0; j < cols; ++j) acc[j] += ark * bk[j];
     }
-    const Scalar* gr = e.gate ? e.gate + r * e.ldg : nullptr;
-    for (int j = 0; j < cols; ++j) c[r * ldc + j] = finish(e, acc[j], j, gr, c[r * ldc + j]);
+    finish_row(e, acc, cols, r, c, ldc);
   }
 }
 

@@ -8,11 +8,9 @@
 
 #include "autograd/parallel.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace ag::inline AG_PRECISION::kernels {
@@ -45,7 +43,6 @@ void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long 
 }
 
 }  // namespace
-
 
 const char* kernel_name() { return use_avx512() ? "avx512" : "generic"; }
 

@@ -9,7 +9,6 @@
 #include <memory>
 #include <vector>
 
-#include "autograd/fastmath.h"
 #include "autograd/detail.h"
 #include "autograd/kernels.h"
 #include "autograd/ops.h"
@@ -47,10 +46,11 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
   const std::size_t TT = static_cast<std::size_t>(T) * T;
   Tensor out = Tensor::make_result("attention", q.shape(), {&q, &k, &v}, Fill::none);
   // The weights of every (sequence, head): the forward's result that backward reuses.
-  // Not zeroed: every entry the products read is written first; the masked
+  // A pool buffer, not zeroed: every entry the products read is written first (the
+  // sanitizer suite fills it with NaN to check); the masked
   // corner of each row block is zeroed only when the weights are handed out.
   const std::size_t n_probs = static_cast<std::size_t>(B) * heads * TT;
-  std::shared_ptr<Scalar[]> probs = std::make_shared_for_overwrite<Scalar[]>(n_probs);
+  std::shared_ptr<std::vector<Scalar>> probs = detail::take_scratch(n_probs);
   // Head h of sequence b in a (B, T, C) array: T rows of D values, C apart.
   auto head = [=](auto* x, int b, int h) { return x + static_cast<long>(b) * T * C + static_cast<long>(h) * D; };
   const int block = causal ? kRows : T;
@@ -63,7 +63,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
       const int b = bh / heads, h = bh % heads;
       const Scalar *qh = head(q.data().data(), b, h), *kh = head(k.data().data(), b, h), *vh = head(v.data().data(), b, h);
       transpose_head(kh, kt.data(), T, C, D);
-      Scalar* w = probs.get() + static_cast<std::size_t>(bh) * TT;  // (T, T): query i, key j; zero where masked
+      Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;  // (T, T): query i, key j; zero where masked
       for (int i0 = 0; i0 < T; i0 += block) {
         const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
         Scalar* wb = w + static_cast<std::size_t>(i0) * T;
@@ -76,23 +76,12 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
         for (int i = i0; i < i1; ++i) {
           Scalar* row = w + static_cast<std::size_t>(i) * T;
           const int seen = causal ? i + 1 : T;
-          Scalar mx = kMasked;
-#pragma omp simd reduction(max : mx)
+#pragma omp simd
           for (int j = 0; j < n; ++j) {
             const Scalar scaled = row[j] * scale;
-            const Scalar score = j < seen ? scaled : kMasked;
-            row[j] = score;
-            mx = std::max(mx, score);
+            row[j] = j < seen ? scaled : kMasked;
           }
-          Scalar total = 0;
-#pragma omp simd reduction(+ : total)
-          for (int j = 0; j < n; ++j) {
-            row[j] = fast::exp(row[j] - mx);
-            total += row[j];
-          }
-          const Scalar inv = 1 / total;
-#pragma omp simd
-          for (int j = 0; j < n; ++j) row[j] *= inv;
+          detail::softmax_rows(row, row, 1, static_cast<std::size_t>(n));
           if (weights) std::fill(row + n, row + T, Scalar(0));  // beyond the block: only the copy handed out reads them
         }
         // out = weights v, written straight into this head's columns of the output
@@ -100,7 +89,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
       }
     }
   });
-  if (weights) *weights = Tensor({B, heads, T, T}, std::vector<Scalar>(probs.get(), probs.get() + n_probs));
+  if (weights) *weights = Tensor({B, heads, T, T}, *probs);
   if (out.records()) {
     out.set_backward([qn = q.node(), kn = k.node(), vn = v.node(), on = out.node(), probs, B, T, C, D, heads, scale, causal, block, head, keys_seen] {
       // in the forward pass this was: S = q k^T scale, W = softmax(S), O = W v, so now we have:
@@ -111,17 +100,14 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
       // Each product below covers its rows of a head's columns once, so the
       // first contribution to dq, dk, dv is written, not added. In the order
       // they are written: if q, k and v are one tensor, dv is written, then dq and dk add.
-      const GradOut none{nullptr, false};
-      const GradOut dv = vn->requires_grad ? grad_out(*vn) : none;
-      const GradOut dq = qn->requires_grad ? grad_out(*qn) : none;
-      const GradOut dk = kn->requires_grad ? grad_out(*kn) : none;
+      const GradOut dv = grad_out(*vn), dq = grad_out(*qn), dk = grad_out(*kn);
       parallel_for(B * heads, [&](int begin, int end) {
         thread_local std::vector<Scalar> ds, vt;
         ds.resize(TT);
         vt.resize(static_cast<std::size_t>(D) * T);
         for (int bh = begin; bh < end; ++bh) {
           const int b = bh / heads, h = bh % heads;
-          const Scalar* w = probs.get() + static_cast<std::size_t>(bh) * TT;
+          const Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;
           const Scalar *gO = head(on->grad.data(), b, h), *qh = head(qn->data.data(), b, h), *kh = head(kn->data.data(), b, h),
                        *vh = head(vn->data.data(), b, h);
           if (dv.data) {

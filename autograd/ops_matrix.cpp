@@ -15,15 +15,6 @@ namespace {
 // The FFN's backward works on blocks of this many rows (see feed_forward).
 constexpr int kBlockRows = 256;
 
-// db (N) += the column sums of dy (M, N): a bias's gradient.
-void add_column_sums(const Scalar* dy, Scalar* db, int M, int N) {
-  for (int r = 0; r < M; ++r) {
-    const Scalar* row = dy + static_cast<std::size_t>(r) * N;
-#pragma omp simd
-    for (int j = 0; j < N; ++j) db[j] += row[j];
-  }
-}
-
 }  // namespace
 
 // a: (M, K) or (..., M, K); b: (K, N) shared, or (..., K, N) batched -> (..., M, N)
@@ -68,9 +59,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       //   db += a^T @ dc   (K, M) @ (M, N)
       // Each product covers its block of da and db once (a shared b is one
       // product over the folded batch), so a first contribution is written, not added.
-      const GradOut none{nullptr, false};
-      const GradOut da = an->requires_grad ? grad_out(*an) : none;
-      const GradOut db = bn->requires_grad ? grad_out(*bn) : none;
+      const GradOut da = grad_out(*an), db = grad_out(*bn);
       parallel_for(static_cast<int>(batch), [&](int begin, int end) {
         for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
           const Scalar* dc = on->grad.data() + i * c_step;
@@ -115,7 +104,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
         const auto [dw, write] = grad_out(*wn);
         kernels::matmul_tn_acc(xn->data.data(), dy, dw, K, M, N, write);
       }
-      if (bn && bn->requires_grad) add_column_sums(dy, grad_acc(*bn), M, N);
+      if (bn && bn->requires_grad) detail::add_column_sums(dy, grad_acc(*bn), M, N);
     });
   }
   return out;
@@ -163,13 +152,12 @@ Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const T
         const auto [dw2, write] = grad_out(*w2n);
         kernels::matmul_tn_acc(h, dy, dw2, F, M, N, write);
       }
-      if (b2n && b2n->requires_grad) add_column_sums(dy, grad_acc(*b2n), M, N);
-      if (!xn->requires_grad && !w1n->requires_grad && !(b1n && b1n->requires_grad)) return;
+      if (b2n && b2n->requires_grad) detail::add_column_sums(dy, grad_acc(*b2n), M, N);
       // The rest in blocks of kBlockRows rows, so that a block's dh (rows, F) is
       // made, used three times and dropped while it is still in the cache.
-      const GradOut none{nullptr, false};
-      const GradOut dw1 = w1n->requires_grad ? grad_out(*w1n) : none, dx = xn->requires_grad ? grad_out(*xn) : none;
-      Scalar* db1 = b1n && b1n->requires_grad ? grad_acc(*b1n) : nullptr;
+      const GradOut dw1 = grad_out(*w1n), dx = grad_out(*xn);
+      Scalar* db1 = b1n ? grad_acc(*b1n) : nullptr;
+      if (!dw1.data && !dx.data && !db1) return;
       const int block = std::min(M, kBlockRows);
       std::shared_ptr<std::vector<Scalar>> dhidden = detail::take_scratch(static_cast<std::size_t>(block) * F);
       Scalar* dh = dhidden->data();
@@ -178,7 +166,7 @@ Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const T
         const auto at = [r0](const Scalar* p, int width) { return p + static_cast<std::size_t>(r0) * width; };
         kernels::matmul_nt_acc(at(dy, N), w2n->data.data(), dh, rows, N, F, /*overwrite=*/true, /*gate=*/at(h, F));
         if (dw1.data) kernels::matmul_tn_acc(at(xn->data.data(), C), dh, dw1.data, C, rows, F, dw1.overwrite && r0 == 0);
-        if (db1) add_column_sums(dh, db1, rows, F);
+        if (db1) detail::add_column_sums(dh, db1, rows, F);
         if (dx.data) kernels::matmul_nt_acc(dh, w1n->data.data(), dx.data + static_cast<std::size_t>(r0) * C, rows, F, C, dx.overwrite);
       }
     });

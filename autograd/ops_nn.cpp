@@ -20,23 +20,6 @@ std::size_t last_dim(const char* op, const Tensor& x) {
   return static_cast<std::size_t>(x.shape().back());
 }
 
-// y[r, :] = softmax(x[r, :]), with the row maximum subtracted so exp never overflows.
-void softmax_rows(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    const Scalar* xr = x + r * V;
-    Scalar* yr = y + r * V;
-    const Scalar mx = *std::max_element(xr, xr + V);
-    Scalar total = 0;
-#pragma omp simd reduction(+ : total)
-    for (std::size_t j = 0; j < V; ++j) {
-      yr[j] = fast::exp(xr[j] - mx);
-      total += yr[j];
-    }
-    const Scalar inv = 1 / total;
-#pragma omp simd
-    for (std::size_t j = 0; j < V; ++j) yr[j] *= inv;
-  }
-}
 }  // namespace
 
 // x: (..., V) -> (..., V), each row summing to 1
@@ -44,7 +27,7 @@ Tensor softmax(const Tensor& x) {
   const std::size_t V = last_dim("softmax", x);
   const std::size_t rows = V ? x.numel() / V : 0;
   Tensor out = Tensor::make_result("softmax", x.shape(), {&x}, Fill::none);
-  softmax_rows(x.data().data(), out.data().data(), rows, V);
+  detail::softmax_rows(x.data().data(), out.data().data(), rows, V);
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
       // dy_i/dx_j = y_i (delta_ij - y_j), so dx_j = y_j (g_j - sum_i g_i y_i)
@@ -114,7 +97,7 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
   Tensor out = Tensor::make_result("cross_entropy", {}, {&logits});
   // Keep the probabilities: the backward pass is (probabilities - one_hot(target)) / counted.
   std::vector<Scalar> probs(logits.numel());
-  softmax_rows(logits.data().data(), probs.data(), rows, V);
+  detail::softmax_rows(logits.data().data(), probs.data(), rows, V);
   double total = 0;
   for (std::size_t r = 0; r < rows; ++r) {
     if (targets[r] == ignore_index) continue;
@@ -160,8 +143,8 @@ Tensor mse(const Tensor& pred, const Tensor& target) {
     out.set_backward([pn = pred.node(), tn = target.node(), on = out.node(), scale] {
       // d/dpred (pred - target)^2 / n = 2 (pred - target) / n
       const Scalar g = 2 * on->grad[0] * scale;
-      Scalar* dpred = pn->requires_grad ? grad_acc(*pn) : nullptr;
-      Scalar* dtarget = tn->requires_grad ? grad_acc(*tn) : nullptr;
+      Scalar* dpred = grad_acc(*pn);
+      Scalar* dtarget = grad_acc(*tn);
       for (std::size_t i = 0; i < pn->data.size(); ++i) {
         const Scalar d = g * (pn->data[i] - tn->data[i]);
         if (dpred) dpred[i] += d;
@@ -275,9 +258,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
       // in the forward pass this was: y = xhat * gamma + beta, xhat = (x - mean) * rstd, so now we have:
       //   dgamma += sum over rows of dy * xhat,  dbeta += sum over rows of dy,
       //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),  dxhat = dy * gamma
-      Scalar* dgamma = gn->requires_grad ? grad_acc(*gn) : nullptr;
-      Scalar* dbeta = bn->requires_grad ? grad_acc(*bn) : nullptr;
-      const auto [dxs, write] = xn->requires_grad ? grad_out(*xn) : GradOut{nullptr, false};
+      Scalar* dgamma = grad_acc(*gn);
+      Scalar* dbeta = grad_acc(*bn);
+      const auto [dxs, write] = grad_out(*xn);
       std::vector<Scalar> xhat(C);  // one row's, recomputed from x: cheaper than keeping them all
       for (std::size_t r = 0; r < rows; ++r) {
         const Scalar* g = on->grad.data() + r * C;

@@ -36,11 +36,10 @@ Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tens
   for (std::size_t s = 0; s < Bs; ++s)
     for (std::size_t t = 0; t < Ts; ++t) std::memcpy(&xt[(t * Bs + s) * Is], &x.data()[(s * Ts + t) * Is], Is * sizeof(Scalar));
   // hs holds h0 then h_0 .. h_{T-1}, each (B, H). First every step's x_t W_x + b, in one product.
-  std::vector<Scalar> hs((Ts + 1) * step, Scalar(0));
+  std::vector<Scalar> hs((Ts + 1) * step);
   std::copy(h0.data().begin(), h0.data().end(), hs.begin());
   Scalar* pre = hs.data() + step;
-  for (std::size_t r = 0; r < Ts * Bs; ++r) std::copy(b.data().begin(), b.data().end(), pre + r * Hs);
-  kernels::matmul_acc(xt.data(), w_x.data().data(), pre, T * B, I, H);
+  kernels::linear_forward(xt.data(), w_x.data().data(), b.data().data(), pre, T * B, I, H);
   // Then the recurrence: h_t = tanh(pre_t + h_{t-1} W_h), in place.
   for (std::size_t t = 0; t < Ts; ++t) {
     Scalar* h = pre + t * step;
@@ -68,24 +67,17 @@ Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tens
         const Scalar* h = hs.data() + (t + 1) * step;
 #pragma omp simd
         for (std::size_t i = 0; i < step; ++i) d[i] = (d[i] + carry[i]) * (1 - h[i] * h[i]);
-        std::fill(carry.begin(), carry.end(), Scalar(0));
-        if (t > 0 || h0n->requires_grad) kernels::matmul_nt_acc(d, whn->data.data(), carry.data(), B, H, H);
+        if (t > 0 || h0n->requires_grad) kernels::matmul_nt_acc(d, whn->data.data(), carry.data(), B, H, H, /*overwrite=*/true);
       }
       // Every step at once: dW_h += [h0, h_0 .. h_{T-2}]^T dpre, dW_x += x^T dpre, db += column sums, dx = dpre W_x^T.
-      if (h0n->requires_grad) {
-        Scalar* dh0 = grad_acc(*h0n);
+      if (Scalar* dh0 = grad_acc(*h0n))
         for (std::size_t i = 0; i < step; ++i) dh0[i] += carry[i];
-      }
       if (whn->requires_grad) kernels::matmul_tn_acc(hs.data(), dpre.data(), grad_acc(*whn), H, T * B, H);
       if (wxn->requires_grad) kernels::matmul_tn_acc(xt.data(), dpre.data(), grad_acc(*wxn), I, T * B, H);
-      if (bn->requires_grad) {
-        Scalar* db = grad_acc(*bn);
-        for (std::size_t r = 0; r < Ts * Bs; ++r)
-          for (std::size_t j = 0; j < Hs; ++j) db[j] += dpre[r * Hs + j];
-      }
+      if (Scalar* db = grad_acc(*bn)) detail::add_column_sums(dpre.data(), db, T * B, H);
       if (xn->requires_grad) {
-        std::vector<Scalar> dxt(Ts * Bs * Is, Scalar(0));
-        kernels::matmul_nt_acc(dpre.data(), wxn->data.data(), dxt.data(), T * B, H, I);
+        std::vector<Scalar> dxt(Ts * Bs * Is);
+        kernels::matmul_nt_acc(dpre.data(), wxn->data.data(), dxt.data(), T * B, H, I, /*overwrite=*/true);
         Scalar* dx = grad_acc(*xn);
         for (std::size_t s = 0; s < Bs; ++s)
           for (std::size_t t = 0; t < Ts; ++t)

@@ -119,8 +119,9 @@ class Tensor {
   std::shared_ptr<Node> node_;
 };
 
-// For op implementations: where an op's backward puts an input's gradient. The
-// buffer is made when the first contribution arrives:
+// For op implementations: where an op's backward puts an input's gradient
+// (nullptr for an input that needs none). The buffer is made when the first
+// contribution arrives:
 //   grad_acc: zeroed then, so the op adds into it with += (every op's default);
 //   grad_out: not zeroed; `overwrite` says this is the first contribution, and
 //             then the op must write (=) every element instead of adding. For

@@ -15,42 +15,35 @@ std::vector<ag::Scalar> random_values(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-// c (M, N) += a (M, K) @ b (K, N) at the workloads' shapes.
-void BM_Matmul(benchmark::State& state) {
+// Times product(a, b, c, M, K, N) at the sizes of state.range(0..2), on random
+// operands (a holds M K values and b K N, whichever way each is laid out).
+template <class Product>
+void time_product(benchmark::State& state, Product product) {
   const int M = static_cast<int>(state.range(0)), K = static_cast<int>(state.range(1)), N = static_cast<int>(state.range(2));
   const auto a = random_values(static_cast<std::size_t>(M) * K, 1), b = random_values(static_cast<std::size_t>(K) * N, 2);
   std::vector<ag::Scalar> c(static_cast<std::size_t>(M) * N);
   for (auto _ : state) {
-    ag::kernels::matmul_acc(a.data(), b.data(), c.data(), M, K, N);
+    product(a.data(), b.data(), c.data(), M, K, N);
     benchmark::DoNotOptimize(c.data());
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * M * N * K, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+// c (M, N) += a (M, K) @ b (K, N) at the workloads' shapes.
+void BM_Matmul(benchmark::State& state) {
+  time_product(state, [](auto... args) { ag::kernels::matmul_acc(args...); });
 }
 BENCHMARK(BM_Matmul)->Args({2048, 64, 64})->Args({2048, 64, 256})->Args({2048, 256, 64})->Args({64, 16, 64})->Args({64, 64, 16})->Args({256, 256, 256})->Args({32, 64, 64});
 
 // The backward pass's two variants: dW = X^T dY (tn, the long shared dimension
 // is the batch's tokens) and dX = dY W^T (nt).
 void BM_MatmulTN(benchmark::State& state) {
-  const int M = static_cast<int>(state.range(0)), K = static_cast<int>(state.range(1)), N = static_cast<int>(state.range(2));
-  const auto a = random_values(static_cast<std::size_t>(K) * M, 1), b = random_values(static_cast<std::size_t>(K) * N, 2);
-  std::vector<ag::Scalar> c(static_cast<std::size_t>(M) * N);
-  for (auto _ : state) {
-    ag::kernels::matmul_tn_acc(a.data(), b.data(), c.data(), M, K, N);
-    benchmark::DoNotOptimize(c.data());
-  }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * M * N * K, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  time_product(state, [](auto... args) { ag::kernels::matmul_tn_acc(args...); });
 }
 BENCHMARK(BM_MatmulTN)->Args({64, 2048, 64})->Args({64, 2048, 256})->Args({256, 2048, 64});
 
 void BM_MatmulNT(benchmark::State& state) {
-  const int M = static_cast<int>(state.range(0)), K = static_cast<int>(state.range(1)), N = static_cast<int>(state.range(2));
-  const auto a = random_values(static_cast<std::size_t>(M) * K, 1), b = random_values(static_cast<std::size_t>(N) * K, 2);
-  std::vector<ag::Scalar> c(static_cast<std::size_t>(M) * N);
-  for (auto _ : state) {
-    ag::kernels::matmul_nt_acc(a.data(), b.data(), c.data(), M, K, N);
-    benchmark::DoNotOptimize(c.data());
-  }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * M * N * K, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  time_product(state, [](auto... args) { ag::kernels::matmul_nt_acc(args...); });
 }
 BENCHMARK(BM_MatmulNT)->Args({2048, 64, 64})->Args({2048, 256, 64})->Args({2048, 64, 256})->Args({32, 64, 64});
 

@@ -104,7 +104,6 @@ CompareResult run_compare(const CompareConfig& config, const std::function<train
     const auto fresh = nn::make_model(shape.model, config.seed);
     for (int len : config.path_lengths) c.paths.push_back(measure_paths(*fresh, len));
     result.contenders.push_back(std::move(c));
-    ag::release_buffers();  // the pool's buffers are this model's sizes, not the next one's
   }
   return result;
 }
