@@ -58,23 +58,75 @@ AxisSplit split_at(const Shape& shape, int axis) {
   return s;
 }
 
-void softmax_rows(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    const Scalar* xr = x + r * V;
-    Scalar* yr = y + r * V;
-    Scalar mx = -std::numeric_limits<Scalar>::infinity();
-#pragma omp simd reduction(max : mx)
-    for (std::size_t j = 0; j < V; ++j) mx = std::max(mx, xr[j]);
-    Scalar total = 0;
-#pragma omp simd reduction(+ : total)
-    for (std::size_t j = 0; j < V; ++j) {
-      yr[j] = fast::exp(xr[j] - mx);
-      total += yr[j];
-    }
-    const Scalar inv = 1 / total;
+void softmax_row(const Scalar* x, Scalar* y, std::size_t V, Scalar scale) {
+  // Element j is handled in lane j % kLanes: each pass keeps kLanes partial
+  // results (maxima, sums) side by side, one vector register's worth of
+  // independent chains, and combines them at the end. The ragged end of the row
+  // is one more group of lanes in a local array, padded with -inf (weight 0),
+  // so that no element takes a scalar path (most attention rows have one).
+  constexpr std::size_t kLanes = 16;
+  const std::size_t full = V - V % kLanes, rest = V - full;
+  Scalar tail[kLanes], lane[kLanes];
 #pragma omp simd
-    for (std::size_t j = 0; j < V; ++j) yr[j] *= inv;
+  for (std::size_t l = 0; l < kLanes; ++l) {
+    tail[l] = l < rest ? x[full + l] * scale : -std::numeric_limits<Scalar>::infinity();
+    lane[l] = tail[l];
   }
+  for (std::size_t j = 0; j < full; j += kLanes) {
+#pragma omp simd
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      y[j + l] = x[j + l] * scale;
+      lane[l] = std::max(lane[l], y[j + l]);
+    }
+  }
+  for (std::size_t w = kLanes / 2; w > 0; w /= 2)  // combined as a tree: 4 steps, not a chain of 15
+    for (std::size_t l = 0; l < w; ++l) lane[l] = std::max(lane[l], lane[l + w]);
+  const Scalar mx = lane[0];
+#pragma omp simd
+  for (std::size_t l = 0; l < kLanes; ++l) {
+    tail[l] = fast::exp_nonpositive(tail[l] - mx);
+    lane[l] = tail[l];
+  }
+  for (std::size_t j = 0; j < full; j += kLanes) {
+#pragma omp simd
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      y[j + l] = fast::exp_nonpositive(y[j + l] - mx);
+      lane[l] += y[j + l];
+    }
+  }
+  for (std::size_t w = kLanes / 2; w > 0; w /= 2)
+    for (std::size_t l = 0; l < w; ++l) lane[l] += lane[l + w];
+  const Scalar inv = 1 / lane[0];
+#pragma omp simd
+  for (std::size_t j = 0; j < full; ++j) y[j] *= inv;
+  for (std::size_t l = 0; l < rest; ++l) y[full + l] = tail[l] * inv;
+}
+
+void softmax_backward_row(const Scalar* y, const Scalar* g, Scalar* dx, std::size_t V, Scalar scale, bool write) {
+  // sum_j g_j y_j, element j in lane j % kLanes, as in softmax_row
+  constexpr std::size_t kLanes = 16;
+  const std::size_t full = V - V % kLanes, rest = V - full;
+  Scalar lane[kLanes];
+#pragma omp simd
+  for (std::size_t l = 0; l < kLanes; ++l) lane[l] = l < rest ? g[full + l] * y[full + l] : Scalar(0);
+  for (std::size_t j = 0; j < full; j += kLanes) {
+#pragma omp simd
+    for (std::size_t l = 0; l < kLanes; ++l) lane[l] += g[j + l] * y[j + l];
+  }
+  for (std::size_t w = kLanes / 2; w > 0; w /= 2)
+    for (std::size_t l = 0; l < w; ++l) lane[l] += lane[l + w];
+  const Scalar dot = lane[0];
+  if (write) {
+#pragma omp simd
+    for (std::size_t j = 0; j < V; ++j) dx[j] = y[j] * (g[j] - dot) * scale;
+  } else {
+#pragma omp simd
+    for (std::size_t j = 0; j < V; ++j) dx[j] += y[j] * (g[j] - dot) * scale;
+  }
+}
+
+void softmax_rows(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V) {
+  for (std::size_t r = 0; r < rows; ++r) softmax_row(x + r * V, y + r * V, V, 1);
 }
 
 void add_column_sums(const Scalar* dy, Scalar* db, int M, int N) {

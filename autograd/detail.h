@@ -68,6 +68,11 @@ std::shared_ptr<std::vector<Scalar>> take_scratch(std::size_t n);
 // y[r, :] = softmax(x[r, :]) for rows of V values (y may be x), with the row
 // maximum subtracted so that exp never overflows; a -inf gives weight exactly 0.
 void softmax_rows(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V);
+// One row of it, of scale * x: y[0, V) = softmax(scale * x[0, V)) (y may be x).
+void softmax_row(const Scalar* x, Scalar* y, std::size_t V, Scalar scale);
+// Its backward: dx = y * (g - sum(g * y)) * scale for one row of V, written
+// (`write`) or added; dx may be g.
+void softmax_backward_row(const Scalar* y, const Scalar* g, Scalar* dx, std::size_t V, Scalar scale, bool write);
 
 // db (N) += the column sums of dy (M, N): a bias's gradient.
 void add_column_sums(const Scalar* dy, Scalar* db, int M, int N);

@@ -48,6 +48,26 @@ inline float exp(float x) {
   return in < -87.3f ? 0.0f : in > 88.72f ? HUGE_VALF : in == in ? y : in;
 }
 
+// exp(x) for x <= 0 (or NaN), the softmax's x - max: the same polynomial and
+// the same bits as exp above, without the work for large x. Below -87.3 the
+// result is 0, so a -inf (a masked score) gives exactly 0; NaN stays NaN.
+inline float exp_nonpositive(float x) {
+  const float c = x < -87.3f ? -87.3f : x;
+  constexpr float kShift = 12582912.0f;
+  const float n = (c * 1.44269504088896341f + kShift) - kShift;
+  const float r = (c - n * 0.693359375f) - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  // n is in [-126, 0]: 2^n is one normal float
+  const float scale = std::bit_cast<float>(static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23);
+  return x < -87.3f ? 0.0f : p * scale;
+}
+
 inline float tanh(float x) {
   const float a = std::fabs(x);
   // |x| < 0.625: x + x^3 P(x^2).
@@ -66,6 +86,7 @@ inline float tanh(float x) {
 inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
 
 inline double exp(double x) { return std::exp(x); }
+inline double exp_nonpositive(double x) { return std::exp(x); }
 inline double tanh(double x) { return std::tanh(x); }
 inline double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 

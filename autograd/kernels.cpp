@@ -77,9 +77,13 @@ void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N, const
   // between calls, so the product runs the same kernel.
   thread_local std::vector<Scalar> bt;
   bt.resize(static_cast<std::size_t>(K) * static_cast<std::size_t>(N));
-  for (int n = 0; n < N; ++n)
-    for (int k = 0; k < K; ++k) bt[static_cast<std::size_t>(k) * N + n] = b.data[static_cast<long>(n) * b.row_stride + k];
+  transpose(b.data, b.row_stride, bt.data(), N, K);
   gemm_dispatch(a.data, a.row_stride, a.col_stride, bt.data(), N, c.data, c.row_stride, M, K, N, e);
+}
+
+void transpose(const Scalar* x, long ld, Scalar* xt, int rows, int cols) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) xt[static_cast<long>(c) * rows + r] = x[r * ld + c];
 }
 
 void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {

@@ -58,6 +58,10 @@ struct View {
 };
 void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N, const Scalar* gate = nullptr);
 
+// xt (cols, rows) = the transpose of x (rows, cols), whose rows are ld apart:
+// for a product that wants its operand the other way round, made once and reused.
+void transpose(const Scalar* x, long ld, Scalar* xt, int rows, int cols);
+
 // The same three products as one plain triple loop each: the definition the
 // fast kernels are tested against.
 void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);

@@ -5,7 +5,6 @@
 // (strided matmuls), and only the weights are kept for the backward pass.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <vector>
 
@@ -22,12 +21,6 @@ namespace {
 // only the keys [0, i1), so the score, weight and gradient products skip the
 // masked upper triangle block by block (about half of the work at long T).
 constexpr int kRows = 32;
-
-// Head rows x (T rows of D values, C apart) into xt (D, T), once per head.
-void transpose_head(const Scalar* x, Scalar* xt, int T, int C, int D) {
-  for (int t = 0; t < T; ++t)
-    for (int d = 0; d < D; ++d) xt[static_cast<std::size_t>(d) * T + t] = x[static_cast<long>(t) * C + d];
-}
 
 }  // namespace
 
@@ -62,27 +55,20 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
     for (int bh = begin; bh < end; ++bh) {
       const int b = bh / heads, h = bh % heads;
       const Scalar *qh = head(q.data().data(), b, h), *kh = head(k.data().data(), b, h), *vh = head(v.data().data(), b, h);
-      transpose_head(kh, kt.data(), T, C, D);
+      kernels::transpose(kh, C, kt.data(), T, D);
       Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;  // (T, T): query i, key j; zero where masked
       for (int i0 = 0; i0 < T; i0 += block) {
         const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
         Scalar* wb = w + static_cast<std::size_t>(i0) * T;
         // scores = q k^T, for these queries and the keys they may see
         kernels::matmul_strided_acc({qh + static_cast<long>(i0) * C, C, 1}, {kt.data(), T, false}, {wb, T, true}, i1 - i0, D, n);
-        // Softmax of each row over the n keys of the block; the keys after a
-        // query's own are the future, scored -inf: weight exactly 0. (Every row
-        // runs the block's width, so the loops have no ragged ends.)
-        constexpr Scalar kMasked = -std::numeric_limits<Scalar>::infinity();
+        // Softmax of each row over the keys it may see; the keys after a
+        // query's own are the future, weight exactly 0.
         for (int i = i0; i < i1; ++i) {
           Scalar* row = w + static_cast<std::size_t>(i) * T;
           const int seen = causal ? i + 1 : T;
-#pragma omp simd
-          for (int j = 0; j < n; ++j) {
-            const Scalar scaled = row[j] * scale;
-            row[j] = j < seen ? scaled : kMasked;
-          }
-          detail::softmax_rows(row, row, 1, static_cast<std::size_t>(n));
-          if (weights) std::fill(row + n, row + T, Scalar(0));  // beyond the block: only the copy handed out reads them
+          detail::softmax_row(row, row, static_cast<std::size_t>(seen), scale);
+          std::fill(row + seen, row + (weights ? T : n), Scalar(0));  // beyond the block: only the copy handed out reads them
         }
         // out = weights v, written straight into this head's columns of the output
         kernels::matmul_strided_acc({wb, T, 1}, {vh, C, false}, {head(out.data().data(), b, h) + static_cast<long>(i0) * C, C, true}, i1 - i0, n, D);
@@ -118,19 +104,14 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
             }
           }
           if (!dq.data && !dk.data) continue;
-          transpose_head(vh, vt.data(), T, C, D);
+          kernels::transpose(vh, C, vt.data(), T, D);
           for (int i0 = 0; i0 < T; i0 += block) {  // dS, block by block of queries
             const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
             Scalar* g0 = ds.data() + static_cast<std::size_t>(i0) * T;
             kernels::matmul_strided_acc({gO + static_cast<long>(i0) * C, C, 1}, {vt.data(), T, false}, {g0, T, true}, i1 - i0, D, n);
-            for (int i = i0; i < i1; ++i) {
+            for (int i = i0; i < i1; ++i) {  // in place: dW becomes dS (zero where the weights are)
               Scalar* g = ds.data() + static_cast<std::size_t>(i) * T;
-              const Scalar* p = w + static_cast<std::size_t>(i) * T;
-              Scalar dot = 0;
-#pragma omp simd reduction(+ : dot)
-              for (int j = 0; j < n; ++j) dot += g[j] * p[j];
-#pragma omp simd
-              for (int j = 0; j < n; ++j) g[j] = p[j] * (g[j] - dot) * scale;
+              detail::softmax_backward_row(w + static_cast<std::size_t>(i) * T, g, g, static_cast<std::size_t>(n), scale, /*write=*/true);
             }
             if (dq.data) {
               kernels::matmul_strided_acc({g0, T, 1}, {kh, C, false}, {head(dq.data, b, h) + static_cast<long>(i0) * C, C, dq.overwrite}, i1 - i0,

@@ -161,13 +161,20 @@ Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const T
       const int block = std::min(M, kBlockRows);
       std::shared_ptr<std::vector<Scalar>> dhidden = detail::take_scratch(static_cast<std::size_t>(block) * F);
       Scalar* dh = dhidden->data();
+      // w2^T and w1^T, made once for all the blocks
+      std::shared_ptr<std::vector<Scalar>> w2t = detail::take_scratch(static_cast<std::size_t>(N) * F), w1t;
+      kernels::transpose(w2n->data.data(), N, w2t->data(), F, N);
+      if (dx.data) {
+        w1t = detail::take_scratch(static_cast<std::size_t>(F) * C);
+        kernels::transpose(w1n->data.data(), F, w1t->data(), C, F);
+      }
       for (int r0 = 0; r0 < M; r0 += block) {
         const int rows = std::min(block, M - r0);
         const auto at = [r0](const Scalar* p, int width) { return p + static_cast<std::size_t>(r0) * width; };
-        kernels::matmul_nt_acc(at(dy, N), w2n->data.data(), dh, rows, N, F, /*overwrite=*/true, /*gate=*/at(h, F));
+        kernels::matmul_strided_acc({at(dy, N), N, 1}, {w2t->data(), F, false}, {dh, F, true}, rows, N, F, /*gate=*/at(h, F));
         if (dw1.data) kernels::matmul_tn_acc(at(xn->data.data(), C), dh, dw1.data, C, rows, F, dw1.overwrite && r0 == 0);
         if (db1) detail::add_column_sums(dh, db1, rows, F);
-        if (dx.data) kernels::matmul_nt_acc(dh, w1n->data.data(), dx.data + static_cast<std::size_t>(r0) * C, rows, F, C, dx.overwrite);
+        if (dx.data) kernels::matmul_strided_acc({dh, F, 1}, {w1t->data(), C, false}, {dx.data + static_cast<std::size_t>(r0) * C, C, dx.overwrite}, rows, F, C);
       }
     });
   }

@@ -32,14 +32,7 @@ Tensor softmax(const Tensor& x) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
       // dy_i/dx_j = y_i (delta_ij - y_j), so dx_j = y_j (g_j - sum_i g_i y_i)
       const auto [dxs, write] = grad_out(*xn);
-      for (std::size_t r = 0; r < rows; ++r) {
-        const Scalar* y = on->data.data() + r * V;
-        const Scalar* g = on->grad.data() + r * V;
-        Scalar* dx = dxs + r * V;
-        Scalar dot = 0;
-        for (std::size_t j = 0; j < V; ++j) dot += g[j] * y[j];
-        for (std::size_t j = 0; j < V; ++j) detail::put(dx[j], y[j] * (g[j] - dot), write);
-      }
+      for (std::size_t r = 0; r < rows; ++r) detail::softmax_backward_row(on->data.data() + r * V, on->grad.data() + r * V, dxs + r * V, V, 1, write);
     });
   }
   return out;

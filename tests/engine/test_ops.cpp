@@ -129,6 +129,22 @@ TEST_CASE("softmax rows sum to one and survive huge scores", "[ops][nn]") {
   check_values(ly.data(), {1 - std::log(z), 2 - std::log(z), 3 - std::log(z), -std::log(3.0), -std::log(3.0), -std::log(3.0)});
 }
 
+TEST_CASE("softmax of every row width from 1 to 40: the exact values, a -inf weighs exactly 0", "[ops][nn]") {
+  // The rows are worked in groups of 16 lanes with the ragged end padded: each width tests a different split.
+  for (int V = 1; V <= 40; ++V) {
+    std::vector<ag::Scalar> x(static_cast<std::size_t>(V));
+    for (int j = 0; j < V; ++j) x[static_cast<std::size_t>(j)] = static_cast<ag::Scalar>(std::sin(1.7 * j) * 4);
+    if (V > 2) x[1] = -std::numeric_limits<ag::Scalar>::infinity();
+    const double mx = *std::max_element(x.begin(), x.end());
+    double z = 0;
+    for (const auto v : x) z += std::exp(double(v) - mx);
+    const std::vector<ag::Scalar> y = ag::softmax(Tensor({V}, x)).data();
+    INFO("width " << V);
+    for (int j = 0; j < V; ++j) CHECK(y[static_cast<std::size_t>(j)] == near(std::exp(double(x[static_cast<std::size_t>(j)]) - mx) / z));
+    if (V > 2) CHECK(y[1] == 0);
+  }
+}
+
 TEST_CASE("cross-entropy: log V for uniform logits, ignore_index skipped", "[ops][nn]") {
   Tensor logits = param({3, 4}, std::vector<ag::Scalar>(12, 0.5));
   CHECK(ag::cross_entropy(logits, {0, 3, 1}).item() == near(std::log(4.0)));
@@ -345,10 +361,13 @@ TEST_CASE("fused attention equals the head-by-head composition of plain ops, val
 
 TEST_CASE("fast exp and tanh: within 1.5e-7 relative of the exact functions, and NaN and the limits kept", "[ops][fastmath]") {
   double worst_exp = 0, worst_tanh = 0;
+  int nonpositive_differs = 0;
   for (double x = -87; x <= 88.7; x += 1e-3) {
     const auto f = static_cast<ag::Scalar>(x);
     worst_exp = std::max(worst_exp, std::abs(ag::fast::exp(f) - std::exp(double(f))) / std::exp(double(f)));
+    if (f <= 0 && ag::fast::exp_nonpositive(f) != ag::fast::exp(f)) ++nonpositive_differs;  // the softmax's exp: the same bits
   }
+  CHECK(nonpositive_differs == 0);
   for (double x = -20; x <= 20; x += 1e-4) {
     const auto f = static_cast<ag::Scalar>(x);
     const double exact = std::tanh(double(f));
@@ -364,6 +383,10 @@ TEST_CASE("fast exp and tanh: within 1.5e-7 relative of the exact functions, and
   CHECK(std::isinf(ag::fast::exp(ag::Scalar(1000))));
   const auto nan = std::numeric_limits<ag::Scalar>::quiet_NaN();
   CHECK(std::isnan(ag::fast::exp(nan)));
+  CHECK(ag::fast::exp_nonpositive(-std::numeric_limits<ag::Scalar>::infinity()) == 0);
+  CHECK(ag::fast::exp_nonpositive(ag::Scalar(-1000)) == 0);
+  if constexpr (std::is_same_v<ag::Scalar, float>) CHECK(ag::fast::exp_nonpositive(-87.4f) == 0);  // float32 keeps no normal number there
+  CHECK(std::isnan(ag::fast::exp_nonpositive(nan)));
   CHECK(std::isnan(ag::fast::tanh(nan)));
   CHECK(std::isnan(ag::fast::sigmoid(nan)));
   // the ops use them: tanh of a tensor holding NaN gives NaN (training stops on it)
