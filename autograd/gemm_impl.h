@@ -64,9 +64,13 @@ inline Epilogue at(const Epilogue& e, int i, int j) {
 
 // c[r, j] += sum_k a(r, k) * b[k, j] for an MR x NR tile (rows and cols may be
 // smaller at the edges), with a(r, k) = a[r * a_rs + k * a_cs]: row-major a has
-// (a_rs, a_cs) = (K, 1), a transposed one (1, M).
-template <int ROWS, int COLS>
+// (a_rs, a_cs) = (K, 1), a transposed one (1, M). UNIT_RS says a_rs is 1: then
+// a tile's values of a for one k sit side by side behind one pointer, and the
+// compiler need not keep a pointer per row (16 rows of them do not fit in the
+// registers, and reloading them cost the narrow products half their speed).
+template <int ROWS, int COLS, bool UNIT_RS>
 inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, const Epilogue& e) {
+  if constexpr (UNIT_RS) a_rs = 1;
   Scalar acc[ROWS][COLS];
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r) {
@@ -113,8 +117,8 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   // One column panel of `COLS` columns starting at j, over rows [i_begin, i_end).
   // A narrower panel takes more rows per tile, so that it keeps as many
   // accumulators in flight as a full one (a head of width 16 has one vector per row).
-  auto panel = [&]<int COLS>(int j, int i_begin, int i_end) {
-    constexpr int ROWS = std::min(MR * NR / COLS, 16);
+  auto panel = [&]<int COLS, bool UNIT_RS>(int j, int i_begin, int i_end) {
+    constexpr int ROWS = std::min(MR * NR / COLS, UNIT_RS ? 16 : 8);
     for (int i = i_begin; i < i_end; i += ROWS) {
       const int n_rows = std::min(ROWS, i_end - i);
       const Scalar* ai = a + i * a_rs;
@@ -122,17 +126,21 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       const Epilogue ej = at(e, i, j);
       // A full tile, or the rows left at the bottom as one smaller tile.
       [&]<int... R>(std::integer_sequence<int, R...>) {
-        ((n_rows == R + 1 ? tile<R + 1, COLS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K, ej) : void()), ...);
+        ((n_rows == R + 1 ? tile<R + 1, COLS, UNIT_RS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K, ej) : void()), ...);
       }(std::make_integer_sequence<int, ROWS>{});
     }
   };
+  auto panels = [&]<bool UNIT_RS>(int i_begin, int i_end) {
+    int j = 0;
+    for (; j + NR <= N; j += NR) panel.template operator()<NR, UNIT_RS>(j, i_begin, i_end);
+    // Narrower panels for what is left (a head of width 16, a vocabulary of 11...).
+    if (j + NR / 2 <= N) panel.template operator()<NR / 2, UNIT_RS>(j, i_begin, i_end), j += NR / 2;
+    if (j + NR / 4 <= N) panel.template operator()<NR / 4, UNIT_RS>(j, i_begin, i_end), j += NR / 4;
+    return j;
+  };
   auto rows = [&](int tile_begin, int tile_end) {
     const int i_begin = tile_begin * MR, i_end = std::min(M, tile_end * MR);
-    int j = 0;
-    for (; j + NR <= N; j += NR) panel.template operator()<NR>(j, i_begin, i_end);
-    // Narrower panels for what is left (a head of width 16, a vocabulary of 11...).
-    if (j + NR / 2 <= N) panel.template operator()<NR / 2>(j, i_begin, i_end), j += NR / 2;
-    if (j + NR / 4 <= N) panel.template operator()<NR / 4>(j, i_begin, i_end), j += NR / 4;
+    const int j = a_rs == 1 ? panels.template operator()<true>(i_begin, i_end) : panels.template operator()<false>(i_begin, i_end);
     if (j < N) {
       edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K, i_end - i_begin, N - j,
            at(e, i_begin, j));
