@@ -47,8 +47,10 @@ test: test-release test-asan test-fuzz
 test-release: build
 	ctest --test-dir $(BUILD) $(CTEST_FLAGS)
 
+# -O1 -g1, as the sanitizers' own docs advise: about half the build time of -O2 -g,
+# still with file and line in every report.
 $(BUILD_ASAN)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEQGRAD_SANITIZE=ON
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DSEQGRAD_SANITIZE=ON
 
 test-asan: deps $(BUILD_ASAN)/CMakeCache.txt
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
