@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -34,11 +35,17 @@ std::string last_line(const std::string& text) {
 
 std::string reference_workload(const std::string& workload) { return workload == "rnn" ? "rnn-fused" : workload; }
 
+std::string reference_blas_threads(int threads) {
+  const char* set = std::getenv("OPENBLAS_NUM_THREADS");
+  return set && *set ? set : std::to_string(threads);
+}
+
 ReferenceResult run_reference(const std::string& interpreter, const std::string& script, const std::string& workload, int threads, int steps) {
   if (!std::filesystem::is_regular_file(script)) throw std::runtime_error("the reference script " + script + " does not exist");
   const std::string name = reference_workload(workload);
-  const std::string command = quoted(interpreter) + " " + quoted(script) + " --threads " + std::to_string(threads) + " --steps " +
-                              std::to_string(steps) + " --json --workload " + quoted(name) + " 2>&1";
+  const std::string command = "OPENBLAS_NUM_THREADS=" + quoted(reference_blas_threads(threads)) + " " + quoted(interpreter) + " " +
+                              quoted(script) + " --threads " + std::to_string(threads) + " --steps " + std::to_string(steps) +
+                              " --json --workload " + quoted(name) + " 2>&1";
   std::FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) throw std::runtime_error("could not start " + interpreter);
   std::string output;

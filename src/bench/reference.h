@@ -17,6 +17,13 @@ struct ReferenceResult {
   double peak_rss_mib = 0;  // of the reference process, which ran this workload alone
 };
 
+// How many threads the reference's BLAS is held to. PyTorch's --threads sets its
+// own threads only: Debian's OpenBLAS multiplies on every core unless
+// OPENBLAS_NUM_THREADS says otherwise, so the reference is run with it set to
+// N, the same threads as ours, unless the caller's environment already sets it
+// (then that value, which this returns).
+std::string reference_blas_threads(int threads);
+
 // Runs `interpreter script --threads N --steps S --json --workload W` and reads
 // its JSON. Throws std::runtime_error with one line saying what went wrong (no
 // such script, the interpreter's last line of error such as a missing torch,

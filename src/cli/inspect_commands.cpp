@@ -310,8 +310,8 @@ int run_bench_against_reference(const BenchArgs& a, const std::string& build, st
   };
   if (!std::filesystem::is_regular_file(a.reference)) throw std::invalid_argument("--reference: no file at " + a.reference);
   std::vector<Row> rows(a.workloads.size());
-  fmt::print(human, "against the PyTorch reference {} ({}), {} thread(s), {} timed steps, {} round(s); {}\n", a.reference, a.python,
-             a.threads, a.steps, a.rounds, build);
+  fmt::print(human, "against the PyTorch reference {} ({}), {} thread(s) (its BLAS too: OPENBLAS_NUM_THREADS={}), {} timed steps, {} round(s); {}\n",
+             a.reference, a.python, a.threads, bench::reference_blas_threads(a.threads), a.steps, a.rounds, build);
   for (int round = 1; round <= a.rounds; ++round) {
     std::string line;
     for (std::size_t i = 0; i < a.workloads.size(); ++i) {
