@@ -21,15 +21,12 @@
 
 namespace ag::inline AG_PRECISION::fast {
 
-inline float exp(float x) {
-  // Below -87.3 the result is returned as 0 (float32 keeps only denormals there);
-  // above 88.72 it overflows to infinity, as std::exp does.
-  const float in = x;
-  x = x < -87.3f ? -87.3f : x > 88.72f ? 88.72f : x == x ? x : 0.0f;  // a NaN goes through as 0 here, and out as NaN
+// The heart of both exps below: x = n ln 2 + r with |r| <= ln(2)/2; returns
+// e^r from the polynomial, and n (a whole number, as a float).
+inline float exp_reduced(float x, float& n) {
   // n = round(x / ln 2), by adding and taking away 1.5 * 2^23.
   constexpr float kShift = 12582912.0f;
-  const float t = x * 1.44269504088896341f + kShift;
-  const float n = t - kShift;
+  n = (x * 1.44269504088896341f + kShift) - kShift;
   // r = x - n ln 2, with ln 2 split in two so that n * ln2_hi is exact.
   const float r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
@@ -38,34 +35,33 @@ inline float exp(float x) {
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  // 2^n as 2^h * 2^(n-h), each through the exponent bits, so that n = 128 (x near 88.7) stays finite.
+  return p * r * r + r + 1.0f;
+}
+
+// 2^n for a whole n in [-126, 127], through the exponent bits.
+inline float pow2(std::int32_t n) { return std::bit_cast<float>(static_cast<std::uint32_t>(n + 127) << 23); }
+
+inline float exp(float x) {
+  // Below -87.3 the result is returned as 0 (float32 keeps only denormals there);
+  // above 88.72 it overflows to infinity, as std::exp does.
+  const float in = x;
+  x = x < -87.3f ? -87.3f : x > 88.72f ? 88.72f : x == x ? x : 0.0f;  // a NaN goes through as 0 here, and out as NaN
+  float n;
+  const float p = exp_reduced(x, n);
+  // 2^n as 2^h * 2^(n-h), so that n = 128 (x near 88.7) stays finite.
   const auto ni = static_cast<std::int32_t>(n);
   const std::int32_t h = ni / 2;
-  const float s1 = std::bit_cast<float>(static_cast<std::uint32_t>(h + 127) << 23);
-  const float s2 = std::bit_cast<float>(static_cast<std::uint32_t>(ni - h + 127) << 23);
-  const float y = p * s1 * s2;
+  const float y = p * pow2(h) * pow2(ni - h);
   return in < -87.3f ? 0.0f : in > 88.72f ? HUGE_VALF : in == in ? y : in;
 }
 
-// exp(x) for x <= 0 (or NaN), the softmax's x - max: the same polynomial and
-// the same bits as exp above, without the work for large x. Below -87.3 the
-// result is 0, so a -inf (a masked score) gives exactly 0; NaN stays NaN.
+// exp(x) for x <= 0 (or NaN), the softmax's x - max: the same bits as exp
+// above, without the work for large x. Below -87.3 the result is 0, so a -inf
+// (a masked score) gives exactly 0; NaN stays NaN.
 inline float exp_nonpositive(float x) {
-  const float c = x < -87.3f ? -87.3f : x;
-  constexpr float kShift = 12582912.0f;
-  const float n = (c * 1.44269504088896341f + kShift) - kShift;
-  const float r = (c - n * 0.693359375f) - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  // n is in [-126, 0]: 2^n is one normal float
-  const float scale = std::bit_cast<float>(static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23);
-  return x < -87.3f ? 0.0f : p * scale;
+  float n;
+  const float p = exp_reduced(x < -87.3f ? -87.3f : x, n);
+  return x < -87.3f ? 0.0f : p * pow2(static_cast<std::int32_t>(n));  // n in [-126, 0]: one normal float
 }
 
 inline float tanh(float x) {
