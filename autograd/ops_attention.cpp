@@ -68,7 +68,8 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
           Scalar* row = w + static_cast<std::size_t>(i) * T;
           const int seen = causal ? i + 1 : T;
           detail::softmax_row(row, row, static_cast<std::size_t>(seen), scale);
-          std::fill(row + seen, row + (weights ? T : n), Scalar(0));  // beyond the block: only the copy handed out reads them
+          // the future: the block's products read the row up to n, the copy handed out all of it
+          std::fill(row + seen, row + (weights ? T : n), Scalar(0));
         }
         // out = weights v, written straight into this head's columns of the output
         kernels::matmul_strided_acc({wb, T, 1}, {vh, C, false}, {head(out.data().data(), b, h) + static_cast<long>(i0) * C, C, true}, i1 - i0, n, D);
@@ -109,7 +110,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
             const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
             Scalar* g0 = ds.data() + static_cast<std::size_t>(i0) * T;
             kernels::matmul_strided_acc({gO + static_cast<long>(i0) * C, C, 1}, {vt.data(), T, false}, {g0, T, true}, i1 - i0, D, n);
-            for (int i = i0; i < i1; ++i) {  // in place: dW becomes dS (zero where the weights are)
+            for (int i = i0; i < i1; ++i) {  // in place: dW becomes dS (zero where the weights are zero)
               Scalar* g = ds.data() + static_cast<std::size_t>(i) * T;
               detail::softmax_backward_row(w + static_cast<std::size_t>(i) * T, g, g, static_cast<std::size_t>(n), scale, /*write=*/true);
             }
