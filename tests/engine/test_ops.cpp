@@ -130,7 +130,7 @@ TEST_CASE("softmax rows sum to one and survive huge scores", "[ops][nn]") {
 }
 
 TEST_CASE("softmax of every row width from 1 to 40: the exact values, a -inf weighs exactly 0", "[ops][nn]") {
-  // The rows are worked in groups of 16 lanes with the ragged end padded: each width tests a different split.
+  // The rows are worked in groups of 8 lanes with the ragged end padded: each width tests a different split.
   for (int V = 1; V <= 40; ++V) {
     std::vector<ag::Scalar> x(static_cast<std::size_t>(V));
     for (int j = 0; j < V; ++j) x[static_cast<std::size_t>(j)] = static_cast<ag::Scalar>(std::sin(1.7 * j) * 4);
