@@ -1,6 +1,7 @@
 #include "autograd/detail.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "autograd/fastmath.h"
@@ -67,6 +68,14 @@ namespace {
 // group, and most attention rows have one.)
 constexpr std::size_t kLanes = 8;
 
+// lane[0] op lane[1] op ... op lane[kLanes - 1], combined as a tree (3 steps, not a chain of 7).
+template <class Op>
+Scalar combine(Scalar* lane, Op op) {
+  for (std::size_t w = kLanes / 2; w > 0; w /= 2)
+    for (std::size_t l = 0; l < w; ++l) lane[l] = op(lane[l], lane[l + w]);
+  return lane[0];
+}
+
 }  // namespace
 
 void softmax_row(const Scalar* x, Scalar* y, std::size_t V, Scalar scale) {
@@ -86,9 +95,7 @@ void softmax_row(const Scalar* x, Scalar* y, std::size_t V, Scalar scale) {
       lane[l] = std::max(lane[l], y[j + l]);
     }
   }
-  for (std::size_t w = kLanes / 2; w > 0; w /= 2)  // combined as a tree: 3 steps, not a chain of 7
-    for (std::size_t l = 0; l < w; ++l) lane[l] = std::max(lane[l], lane[l + w]);
-  const Scalar mx = lane[0];
+  const Scalar mx = combine(lane, [](Scalar a, Scalar b) { return std::max(a, b); });
 #pragma omp simd
   for (std::size_t l = 0; l < kLanes; ++l) {
     tail[l] = fast::exp_nonpositive(tail[l] - mx);
@@ -101,9 +108,7 @@ void softmax_row(const Scalar* x, Scalar* y, std::size_t V, Scalar scale) {
       lane[l] += y[j + l];
     }
   }
-  for (std::size_t w = kLanes / 2; w > 0; w /= 2)
-    for (std::size_t l = 0; l < w; ++l) lane[l] += lane[l + w];
-  const Scalar inv = 1 / lane[0];
+  const Scalar inv = 1 / combine(lane, std::plus<>());
 #pragma omp simd
   for (std::size_t j = 0; j < full; ++j) y[j] *= inv;
   for (std::size_t l = 0; l < rest; ++l) y[full + l] = tail[l] * inv;
@@ -119,9 +124,7 @@ void softmax_backward_row(const Scalar* y, const Scalar* g, Scalar* dx, std::siz
 #pragma omp simd
     for (std::size_t l = 0; l < kLanes; ++l) lane[l] += g[j + l] * y[j + l];
   }
-  for (std::size_t w = kLanes / 2; w > 0; w /= 2)
-    for (std::size_t l = 0; l < w; ++l) lane[l] += lane[l + w];
-  const Scalar dot = lane[0];
+  const Scalar dot = combine(lane, std::plus<>());
   if (write) {
 #pragma omp simd
     for (std::size_t j = 0; j < V; ++j) dx[j] = y[j] * (g[j] - dot) * scale;

@@ -71,12 +71,15 @@ double elementwise_flops(StepTimer& s) {
   return 3 * elements;
 }
 
+}  // namespace
+
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
+  const double at = p * static_cast<double>(v.size() - 1);
+  const auto below = static_cast<std::size_t>(at);
+  if (below + 1 >= v.size()) return v[below];
+  return v[below] + (v[below + 1] - v[below]) * (at - static_cast<double>(below));
 }
-
-}  // namespace
 
 std::vector<Workload> standard_workloads() {
   return {{"rnn", base("rnn", 64), 32, 64}, {"transformer", base("transformer", 64), 32, 64}, {"transformer-long", base("transformer", 512), 4, 512}};

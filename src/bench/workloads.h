@@ -32,6 +32,10 @@ struct BenchResult {
 
 BenchResult run_workload(const Workload& w, int steps, int threads);
 
+// The p-quantile of v (not empty, 0 <= p <= 1), between neighbouring values as
+// numpy's default does: percentile(v, 0.5) is the median.
+double percentile(std::vector<double> v, double p);
+
 // Time one training step of each model at T = 16, 32, ... up to max_len:
 // the RNN's cost grows linearly with T, attention's quadratically.
 struct SweepPoint {

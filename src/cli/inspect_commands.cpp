@@ -294,11 +294,6 @@ struct BenchArgs {
   bool json = false;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 // Ours and the PyTorch reference, workload after workload, round after round:
 // each ratio is taken from two figures measured one right after the other, and
 // the verdict from the median ratio (these machines are shared and noisy).
@@ -329,6 +324,7 @@ int run_bench_against_reference(const BenchArgs& a, const std::string& build, st
   }
   fmt::print(human, "{:<18} {:<18} {:>9} {:>11} {:>7}  {}\n", "workload", "PyTorch's", "ours ms", "PyTorch ms", "ratio", "target");
   nlohmann::json j = nlohmann::json::array();
+  const auto median = [](const std::vector<double>& v) { return bench::percentile(v, 0.5); };
   for (std::size_t i = 0; i < a.workloads.size(); ++i) {
     const Row& row = rows[i];
     const double ratio = median(row.ratios);
