@@ -62,33 +62,73 @@ inline Epilogue at(const Epilogue& e, int i, int j) {
   return out;
 }
 
+// A vector register's worth of Scalars, as GCC's (and Clang's) vector
+// extension: arithmetic on it is one instruction on the whole register.
+#if defined(__AVX512F__)
+constexpr int kVectorBytes = 64;
+#elif defined(__AVX__)
+constexpr int kVectorBytes = 32;
+#else
+constexpr int kVectorBytes = 16;
+#endif
+template <int LANES>
+struct VectorOf {
+  typedef Scalar type __attribute__((vector_size(LANES * sizeof(Scalar))));  // (`using` drops the attribute here)
+};
+template <class Vec>
+inline Vec load(const Scalar* p) {
+  Vec v;
+  __builtin_memcpy(&v, p, sizeof v);  // one unaligned load
+  return v;
+}
+template <class Vec>
+inline void store(Scalar* p, Vec v) {
+  __builtin_memcpy(p, &v, sizeof v);
+}
+
 // c[r, j] += sum_k a(r, k) * b[k, j] for an MR x NR tile (rows and cols may be
 // smaller at the edges), with a(r, k) = a[r * a_rs + k * a_cs]: row-major a has
 // (a_rs, a_cs) = (K, 1), a transposed one (1, M). UNIT_RS says a_rs is 1: then
 // a tile's values of a for one k sit side by side behind one pointer, and the
 // compiler need not keep a pointer per row (16 rows of them do not fit in the
 // registers, and reloading them cost the narrow products half their speed).
+// The accumulators are vectors, not an array of Scalars, so that they stay in
+// registers through the epilogue too (an array went through the stack there).
 template <int ROWS, int COLS, bool UNIT_RS>
 inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, const Epilogue& e) {
+  constexpr int kLanes = std::min(COLS, kVectorBytes / static_cast<int>(sizeof(Scalar)));
+  constexpr int V = COLS / kLanes;  // vectors per row of the tile
+  using Vec = typename VectorOf<kLanes>::type;
+  static_assert(sizeof(Vec) == kLanes * sizeof(Scalar), "a vector type, not one Scalar");
   if constexpr (UNIT_RS) a_rs = 1;
-  Scalar acc[ROWS][COLS];
-#pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r) {
-#pragma omp simd
-    for (int j = 0; j < COLS; ++j) acc[r][j] = 0;
-  }
+  Vec acc[ROWS][V] = {};
   for (int k = 0; k < K; ++k) {
     const Scalar* bk = b + k * ldb;
+    const Scalar* ak = a + k * a_cs;
+    Vec bv[V];
+#pragma GCC unroll 16
+    for (int v = 0; v < V; ++v) bv[v] = load<Vec>(bk + v * kLanes);
 #pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r) {
-      const Scalar ark = a[r * a_rs + k * a_cs];
-      // Vectorise across the columns; left alone, GCC may pick the k loop instead and spill the tile.
-#pragma omp simd
-      for (int j = 0; j < COLS; ++j) acc[r][j] += ark * bk[j];
+      const Scalar ark = ak[r * a_rs];
+#pragma GCC unroll 16
+      for (int v = 0; v < V; ++v) acc[r][v] += ark * bv[v];
     }
   }
+  // The epilogue (see finish_row), a vector at a time.
 #pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r) finish_row(e, acc[r], COLS, r, c, ldc);
+  for (int r = 0; r < ROWS; ++r) {
+    Scalar* cr = c + r * ldc;
+#pragma GCC unroll 16
+    for (int v = 0; v < V; ++v) {
+      Vec x = acc[r][v];
+      if (e.bias) x += load<Vec>(e.bias + v * kLanes);
+      if (e.relu) x = x > 0 ? x : 0;
+      if (e.gate) x = load<Vec>(e.gate + r * e.ldg + v * kLanes) > 0 ? x : 0;
+      if (!e.overwrite) x += load<Vec>(cr + v * kLanes);
+      store(cr + v * kLanes, x);
+    }
+  }
 }
 
 // Asks for the cache lines of a tile of c (ROWS x COLS, rows ldc apart) ahead

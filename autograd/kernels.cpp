@@ -88,6 +88,20 @@ void transpose(const Scalar* x, long ld, Scalar* xt, int rows, int cols) {
     for (int r = 0; r < rows; ++r) xt[static_cast<long>(c) * rows + r] = x[r * ld + c];
 }
 
+void prefetch(const Scalar* x, long ld, int rows, int cols, bool for_writing) {
+  constexpr int kLine = 64 / static_cast<int>(sizeof(Scalar));
+  for (int r = 0; r < rows; ++r) {
+    const Scalar* row = x + r * ld;
+    for (int c = 0; c < cols; c += kLine) {
+      if (for_writing) {
+        __builtin_prefetch(row + c, 1, 2);
+      } else {
+        __builtin_prefetch(row + c, 0, 2);
+      }
+    }
+  }
+}
+
 void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j)

@@ -62,6 +62,11 @@ void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N, const
 // for a product that wants its operand the other way round, made once and reused.
 void transpose(const Scalar* x, long ld, Scalar* xt, int rows, int cols);
 
+// Asks for the cache lines of a block of x (rows x cols, rows ld apart) ahead
+// of a loop that reads it (or writes it, with for_writing), into the level-2
+// cache, so that they arrive while the present work runs. Changes no value.
+void prefetch(const Scalar* x, long ld, int rows, int cols, bool for_writing = false);
+
 // The same three products as one plain triple loop each: the definition the
 // fast kernels are tested against.
 void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);

@@ -57,6 +57,11 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
       const Scalar *qh = head(q.data().data(), b, h), *kh = head(k.data().data(), b, h), *vh = head(v.data().data(), b, h);
       kernels::transpose(kh, C, kt.data(), T, D);
       Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;  // (T, T): query i, key j; zero where masked
+      if (bh + 1 < end) {  // the next head's operands, on their way while this one runs
+        const int nb = (bh + 1) / heads, nh = (bh + 1) % heads;
+        for (const Scalar* x : {head(q.data().data(), nb, nh), head(k.data().data(), nb, nh), head(v.data().data(), nb, nh)}) kernels::prefetch(x, C, T, D);
+        kernels::prefetch(w + TT, T, T, T, /*for_writing=*/true);
+      }
       for (int i0 = 0; i0 < T; i0 += block) {
         const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
         Scalar* wb = w + static_cast<std::size_t>(i0) * T;
@@ -97,6 +102,12 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
           const Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;
           const Scalar *gO = head(on->grad.data(), b, h), *qh = head(qn->data.data(), b, h), *kh = head(kn->data.data(), b, h),
                        *vh = head(vn->data.data(), b, h);
+          if (bh + 1 < end) {  // the next head's operands, on their way while this one runs
+            const int nb = (bh + 1) / heads, nh = (bh + 1) % heads;
+            for (const Scalar* x : {head(on->grad.data(), nb, nh), head(qn->data.data(), nb, nh), head(kn->data.data(), nb, nh), head(vn->data.data(), nb, nh)})
+              kernels::prefetch(x, C, T, D);
+            kernels::prefetch(w + TT, T, T, T);
+          }
           if (dv.data) {
             for (int j0 = 0; j0 < T; j0 += block) {
               const int j1 = std::min(T, j0 + block), from = causal ? j0 : 0;

@@ -95,6 +95,17 @@ void BM_FusedAttentionForwardBackward(benchmark::State& state) {
 }
 BENCHMARK(BM_FusedAttentionForwardBackward)->Arg(64)->Arg(256);
 
+// The attention op alone (scores, causal softmax, weighted values and their
+// backward), on q, k, v of the transformer workload's shape: the part of a
+// layer whose cost grows with T squared.
+void BM_AttentionOp(benchmark::State& state) {
+  const int B = 32, T = static_cast<int>(state.range(0)), C = 64;
+  const std::size_t n = static_cast<std::size_t>(B) * T * C;
+  ag::Tensor q({B, T, C}, random_values(n, 14), true), k({B, T, C}, random_values(n, 15), true), v({B, T, C}, random_values(n, 16), true);
+  for (auto _ : state) ag::sum(ag::attention(q, k, v, 4, true, ag::Scalar(0.25))).backward();
+}
+BENCHMARK(BM_AttentionOp)->Arg(64)->Arg(256);
+
 // The workload's FFN, (2048, 64) -> 256 -> 64: one fused op (range 1) or linear, relu, linear (range 0).
 void BM_FeedForwardForwardBackward(benchmark::State& state) {
   const bool fused = state.range(0) != 0;
