@@ -275,6 +275,20 @@ TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes"
   }
 }
 
+TEST_CASE("kernels::transpose: every element in its place, at ragged sizes and out of a wider array", "[kernels]") {
+  // 8 x 8 blocks in registers, then the ragged edges one by one: sizes on both sides of the blocks
+  for (auto [rows, cols, ld] : {std::tuple{1, 1, 1}, {8, 8, 8}, {64, 16, 64}, {9, 17, 20}, {16, 7, 7}, {7, 16, 16}, {23, 41, 50}}) {
+    std::vector<ag::Scalar> x(static_cast<std::size_t>(rows) * ld), xt(static_cast<std::size_t>(rows) * cols, -1);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<ag::Scalar>(i);
+    ag::kernels::transpose(x.data(), ld, xt.data(), rows, cols);
+    int wrong = 0;
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) wrong += xt[static_cast<std::size_t>(c) * rows + r] != x[static_cast<std::size_t>(r) * ld + c];
+    INFO(rows << " x " << cols << ", rows " << ld << " apart");
+    CHECK(wrong == 0);
+  }
+}
+
 TEST_CASE("the fused FFN equals linear, relu, linear: the same values and gradients", "[ops][ffn]") {
   ag::Rng rng(21);
   auto random = [&](ag::Shape s) {
