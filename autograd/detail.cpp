@@ -114,6 +114,59 @@ void softmax_row(const Scalar* x, Scalar* y, std::size_t V, Scalar scale) {
   for (std::size_t l = 0; l < rest; ++l) y[full + l] = tail[l] * inv;
 }
 
+void softmax_causal_rows8(const Scalar* x, Scalar* y, std::size_t ld, std::size_t i, Scalar scale) {
+  // Each pass of softmax_row, over the eight rows before the next pass. The
+  // group of keys [i, i + 8) is the diagonal: rows 0-6 see part of it (their
+  // ragged end, padded with -inf, as in softmax_row), row 7 all of it (for it a
+  // whole group, summed last, as in softmax_row).
+  constexpr std::size_t R = kLanes, last = R - 1;
+  Scalar lane[R][kLanes], diag[R][kLanes], mx[R], inv[R];
+  for (std::size_t r = 0; r < R; ++r) {
+    const Scalar* xr = x + r * ld;
+#pragma omp simd
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      diag[r][l] = l <= r ? xr[i + l] * scale : -std::numeric_limits<Scalar>::infinity();
+      lane[r][l] = diag[r][l];
+    }
+  }
+  for (std::size_t j = 0; j < i; j += kLanes) {
+    for (std::size_t r = 0; r < R; ++r) {
+#pragma omp simd
+      for (std::size_t l = 0; l < kLanes; ++l) {
+        y[r * ld + j + l] = x[r * ld + j + l] * scale;
+        lane[r][l] = std::max(lane[r][l], y[r * ld + j + l]);
+      }
+    }
+  }
+  for (std::size_t r = 0; r < R; ++r) mx[r] = combine(lane[r], [](Scalar a, Scalar b) { return std::max(a, b); });
+  for (std::size_t r = 0; r < R; ++r) {
+#pragma omp simd
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      diag[r][l] = fast::exp_nonpositive(diag[r][l] - mx[r]);
+      lane[r][l] = r == last ? Scalar(0) : diag[r][l];  // row 7's ragged end is empty: exp(-inf)
+    }
+  }
+  for (std::size_t j = 0; j < i; j += kLanes) {
+    for (std::size_t r = 0; r < R; ++r) {
+#pragma omp simd
+      for (std::size_t l = 0; l < kLanes; ++l) {
+        y[r * ld + j + l] = fast::exp_nonpositive(y[r * ld + j + l] - mx[r]);
+        lane[r][l] += y[r * ld + j + l];
+      }
+    }
+  }
+#pragma omp simd
+  for (std::size_t l = 0; l < kLanes; ++l) lane[last][l] += diag[last][l];
+  for (std::size_t r = 0; r < R; ++r) inv[r] = 1 / combine(lane[r], std::plus<>());
+  for (std::size_t r = 0; r < R; ++r) {
+    Scalar* yr = y + r * ld;
+#pragma omp simd
+    for (std::size_t j = 0; j < i; ++j) yr[j] *= inv[r];
+#pragma omp simd
+    for (std::size_t l = 0; l < kLanes; ++l) yr[i + l] = diag[r][l] * inv[r];  // 0 after the row's own key
+  }
+}
+
 void softmax_backward_row(const Scalar* y, const Scalar* g, Scalar* dx, std::size_t V, Scalar scale, bool write) {
   // sum_j g_j y_j, element j in lane j % kLanes, as in softmax_row
   const std::size_t full = V - V % kLanes, rest = V - full;

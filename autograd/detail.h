@@ -70,6 +70,11 @@ std::shared_ptr<std::vector<Scalar>> take_scratch(std::size_t n);
 void softmax_rows(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V);
 // One row of it, of scale * x: y[0, V) = softmax(scale * x[0, V)) (y may be x).
 void softmax_row(const Scalar* x, Scalar* y, std::size_t V, Scalar scale);
+// The same for eight causal rows at once, rows ld apart: row r (of i, ..., i + 7,
+// i a multiple of 8) is softmax_row over its keys [0, i + r], and zeros on
+// to i + 8. The same bits as row by row; eight rows side by side give the
+// processor eight independent chains instead of one (attention's rows are short).
+void softmax_causal_rows8(const Scalar* x, Scalar* y, std::size_t ld, std::size_t i, Scalar scale);
 // Its backward: dx = y * (g - sum(g * y)) * scale for one row of V, written
 // (`write`) or added; dx may be g.
 void softmax_backward_row(const Scalar* y, const Scalar* g, Scalar* dx, std::size_t V, Scalar scale, bool write);

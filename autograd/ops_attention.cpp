@@ -69,12 +69,20 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
         kernels::matmul_strided_acc({qh + static_cast<long>(i0) * C, C, 1}, {kt.data(), T, false}, {wb, T, true}, i1 - i0, D, n);
         // Softmax of each row over the keys it may see; the keys after a
         // query's own are the future, weight exactly 0.
-        for (int i = i0; i < i1; ++i) {
+        for (int i = i0; i < i1;) {
           Scalar* row = w + static_cast<std::size_t>(i) * T;
+          // the future: the block's products read the row up to n, the copy handed out all of it
+          const int to = weights ? T : n;
+          if (causal && i % 8 == 0 && i + 8 <= i1) {  // eight rows at a time, each written to i + 8
+            detail::softmax_causal_rows8(row, row, static_cast<std::size_t>(T), static_cast<std::size_t>(i), scale);
+            for (int r = 0; r < 8; ++r) std::fill(row + static_cast<std::size_t>(r) * T + i + 8, row + static_cast<std::size_t>(r) * T + to, Scalar(0));
+            i += 8;
+            continue;
+          }
           const int seen = causal ? i + 1 : T;
           detail::softmax_row(row, row, static_cast<std::size_t>(seen), scale);
-          // the future: the block's products read the row up to n, the copy handed out all of it
-          std::fill(row + seen, row + (weights ? T : n), Scalar(0));
+          std::fill(row + seen, row + to, Scalar(0));
+          ++i;
         }
         // out = weights v, written straight into this head's columns of the output
         kernels::matmul_strided_acc({wb, T, 1}, {vh, C, false}, {head(out.data().data(), b, h) + static_cast<long>(i0) * C, C, true}, i1 - i0, n, D);

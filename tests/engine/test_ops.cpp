@@ -8,6 +8,7 @@
 
 #include <limits>
 
+#include "autograd/detail.h"
 #include "autograd/fastmath.h"
 #include "autograd/kernels.h"
 #include "autograd/ops.h"
@@ -142,6 +143,26 @@ TEST_CASE("softmax of every row width from 1 to 40: the exact values, a -inf wei
     INFO("width " << V);
     for (int j = 0; j < V; ++j) CHECK(y[static_cast<std::size_t>(j)] == near(std::exp(double(x[static_cast<std::size_t>(j)]) - mx) / z));
     if (V > 2) CHECK(y[1] == 0);
+  }
+}
+
+TEST_CASE("eight causal softmax rows at once: the bits of softmax_row, row by row, and zeros after each row's own key", "[ops][nn]") {
+  // Attention's rows i .. i + 7 see keys [0, i + r]: for rows 0-6 the diagonal group of keys is
+  // their ragged end, for row 7 a whole group, summed in a different place; both must match.
+  ag::Rng rng(31);
+  const std::size_t ld = 70;
+  for (std::size_t i : {0, 8, 16, 40, 56}) {
+    std::vector<ag::Scalar> x(8 * ld);
+    for (auto& v : x) v = static_cast<ag::Scalar>(rng.normal() * 3);
+    x[3 * ld + 2] = -std::numeric_limits<ag::Scalar>::infinity();  // a masked score on row 3
+    std::vector<ag::Scalar> fast(x.size(), 7), by_row(x.size(), 7);
+    ag::detail::softmax_causal_rows8(x.data(), fast.data(), ld, i, ag::Scalar(0.25));
+    for (std::size_t r = 0; r < 8; ++r) {
+      ag::detail::softmax_row(x.data() + r * ld, by_row.data() + r * ld, i + r + 1, ag::Scalar(0.25));
+      std::fill(by_row.begin() + static_cast<long>(r * ld + i + r + 1), by_row.begin() + static_cast<long>(r * ld + i + 8), ag::Scalar(0));
+    }
+    INFO("rows from " << i);
+    CHECK(fast == by_row);  // and nothing written after i + 8 (still 7)
   }
 }
 
