@@ -77,15 +77,24 @@ ag::Tensor TransformerBlock::forward(const ag::Tensor& x, ag::Tensor* weights, c
 }
 
 ag::Tensor sinusoidal_encoding(int T, int C) {
-  std::vector<ag::Scalar> pe(static_cast<std::size_t>(T) * C);
-  for (int pos = 0; pos < T; ++pos) {
+  // Every forward pass of a batch of the same length adds the same table: it is
+  // made once (per thread) and copied out, instead of 2 T C calls of sin and cos
+  // a step (0.4% of a transformer workload step).
+  thread_local int table_T = -1, table_C = -1;
+  thread_local std::vector<ag::Scalar> pe;
+  if (T != table_T || C != table_C) {
+    pe.assign(static_cast<std::size_t>(T) * C, 0);
     for (int i = 0; 2 * i < C; ++i) {
-      const double angle = pos / std::pow(10000.0, 2.0 * i / C);
-      pe[static_cast<std::size_t>(pos * C + 2 * i)] = static_cast<ag::Scalar>(std::sin(angle));
-      if (2 * i + 1 < C) pe[static_cast<std::size_t>(pos * C + 2 * i + 1)] = static_cast<ag::Scalar>(std::cos(angle));
+      const double wavelength = std::pow(10000.0, 2.0 * i / C);
+      for (int pos = 0; pos < T; ++pos) {
+        const double angle = pos / wavelength;
+        pe[static_cast<std::size_t>(pos * C + 2 * i)] = static_cast<ag::Scalar>(std::sin(angle));
+        if (2 * i + 1 < C) pe[static_cast<std::size_t>(pos * C + 2 * i + 1)] = static_cast<ag::Scalar>(std::cos(angle));
+      }
     }
+    table_T = T, table_C = C;
   }
-  return ag::Tensor({T, C}, std::move(pe));
+  return ag::Tensor({T, C}, pe);
 }
 
 Transformer::Transformer(const ModelConfig& c, std::uint64_t seed) : SequenceModel(c) {

@@ -116,6 +116,11 @@ TEST_CASE("sinusoidal encoding: sin on even channels, cos on odd", "[models]") {
   CHECK(pe.data()[4] == Approx(std::sin(1.0)));
   CHECK(pe.data()[5] == Approx(std::cos(1.0)));
   CHECK(pe.data()[6] == Approx(std::sin(1.0 / 100)));
+  // The table is kept between calls: another shape in between, then the same one, gives the same values.
+  const ag::Tensor longer = sinusoidal_encoding(5, 6);
+  CHECK(longer.shape() == ag::Shape{5, 6});
+  CHECK(longer.data()[4 * 6 + 2] == Approx(std::sin(4.0 / std::pow(10000.0, 2.0 / 6))));
+  CHECK(sinusoidal_encoding(3, 4).data() == pe.data());
 }
 
 TEST_CASE("orthogonal init is orthogonal; identity is the identity", "[models][init]") {
