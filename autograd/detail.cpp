@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <vector>
 
 #include "autograd/fastmath.h"
 
@@ -189,6 +190,130 @@ void softmax_backward_row(const Scalar* y, const Scalar* g, Scalar* dx, std::siz
 
 void softmax_rows(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V) {
   for (std::size_t r = 0; r < rows; ++r) softmax_row(x + r * V, y + r * V, V, 1);
+}
+
+namespace {
+
+// lane[0] + lane[1] + ... + lane[kLanes - 1], in that order, from zero.
+Scalar in_order(const Scalar* lane) {
+  Scalar s = 0;
+  for (std::size_t l = 0; l < kLanes; ++l) s += lane[l];
+  return s;
+}
+
+// Layer norm of R rows side by side (R = 8, or 1 for the rows left over).
+template <std::size_t R>
+void layer_norm_group(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mu, Scalar* rs, std::size_t C, Scalar eps) {
+  const std::size_t full = C - C % kLanes;
+  const auto n = static_cast<Scalar>(C);
+  Scalar lane[R][kLanes] = {};
+  for (std::size_t c = 0; c < full; c += kLanes) {
+    for (std::size_t r = 0; r < R; ++r) {
+#pragma omp simd
+      for (std::size_t l = 0; l < kLanes; ++l) lane[r][l] += x[r * C + c + l];
+    }
+  }
+  for (std::size_t r = 0; r < R; ++r) {
+    for (std::size_t c = full; c < C; ++c) lane[r][0] += x[r * C + c];
+    mu[r] = in_order(lane[r]) / n;
+  }
+  Scalar square[R][kLanes] = {};
+  for (std::size_t c = 0; c < full; c += kLanes) {
+    for (std::size_t r = 0; r < R; ++r) {
+#pragma omp simd
+      for (std::size_t l = 0; l < kLanes; ++l) square[r][l] += (x[r * C + c + l] - mu[r]) * (x[r * C + c + l] - mu[r]);
+    }
+  }
+  for (std::size_t r = 0; r < R; ++r) {
+    for (std::size_t c = full; c < C; ++c) square[r][0] += (x[r * C + c] - mu[r]) * (x[r * C + c] - mu[r]);
+    rs[r] = 1 / std::sqrt(in_order(square[r]) / n + eps);  // the biased variance, as the paper's LayerNorm
+  }
+  for (std::size_t r = 0; r < R; ++r) {
+    const Scalar* xr = x + r * C;
+    Scalar* yr = y + r * C;
+#pragma omp simd
+    for (std::size_t c = 0; c < C; ++c) yr[c] = (xr[c] - mu[r]) * rs[r] * gamma[c] + beta[c];
+  }
+}
+
+// Its backward for R rows side by side; xhat: room for R rows of C.
+template <std::size_t R>
+void layer_norm_backward_group(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mu, const Scalar* rs, Scalar* dgamma,
+                               Scalar* dbeta, Scalar* dx, bool write, std::size_t C, Scalar* xhat) {
+  for (std::size_t r = 0; r < R; ++r) {  // xhat, recomputed from x: cheaper than keeping it
+    const Scalar* xr = x + r * C;
+    Scalar* xh = xhat + r * C;
+#pragma omp simd
+    for (std::size_t c = 0; c < C; ++c) xh[c] = (xr[c] - mu[r]) * rs[r];
+  }
+  // dgamma and dbeta take the rows one after the other, all R in registers
+  // before they go back to memory (row by row, each row waited for the last one's store).
+  if (dgamma) {
+#pragma omp simd
+    for (std::size_t c = 0; c < C; ++c) {
+      Scalar acc = dgamma[c];
+      for (std::size_t r = 0; r < R; ++r) acc += g[r * C + c] * xhat[r * C + c];
+      dgamma[c] = acc;
+    }
+  }
+  if (dbeta) {
+#pragma omp simd
+    for (std::size_t c = 0; c < C; ++c) {
+      Scalar acc = dbeta[c];
+      for (std::size_t r = 0; r < R; ++r) acc += g[r * C + c];
+      dbeta[c] = acc;
+    }
+  }
+  if (!dx) return;
+  const std::size_t full = C - C % kLanes;
+  const auto n = static_cast<Scalar>(C);
+  Scalar sum[R][kLanes] = {}, dot[R][kLanes] = {};  // of dxhat, and of dxhat * xhat
+  for (std::size_t c = 0; c < full; c += kLanes) {
+    for (std::size_t r = 0; r < R; ++r) {
+#pragma omp simd
+      for (std::size_t l = 0; l < kLanes; ++l) {
+        const Scalar dxhat = g[r * C + c + l] * gamma[c + l];
+        sum[r][l] += dxhat;
+        dot[r][l] += dxhat * xhat[r * C + c + l];
+      }
+    }
+  }
+  for (std::size_t r = 0; r < R; ++r) {
+    for (std::size_t c = full; c < C; ++c) {
+      const Scalar dxhat = g[r * C + c] * gamma[c];
+      sum[r][0] += dxhat;
+      dot[r][0] += dxhat * xhat[r * C + c];
+    }
+    const Scalar mean_dxhat = in_order(sum[r]) / n, mean_dxhat_xhat = in_order(dot[r]) / n;
+    const Scalar *gr = g + r * C, *xh = xhat + r * C;
+    Scalar* dr = dx + r * C;
+#pragma omp simd
+    for (std::size_t c = 0; c < C; ++c) put(dr[c], rs[r] * (gr[c] * gamma[c] - mean_dxhat - xh[c] * mean_dxhat_xhat), write);
+  }
+}
+
+}  // namespace
+
+void layer_norm_rows(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd, std::size_t rows,
+                     std::size_t C, Scalar eps) {
+  std::size_t r = 0;
+  if (C % kLanes == 0) {
+    for (; r + kLanes <= rows; r += kLanes) layer_norm_group<kLanes>(x + r * C, gamma, beta, y + r * C, mean + r, rstd + r, C, eps);
+  }
+  for (; r < rows; ++r) layer_norm_group<1>(x + r * C, gamma, beta, y + r * C, mean + r, rstd + r, C, eps);
+}
+
+void layer_norm_backward_rows(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, Scalar* dgamma,
+                              Scalar* dbeta, Scalar* dx, bool write, std::size_t rows, std::size_t C) {
+  thread_local std::vector<Scalar> xhat;
+  xhat.resize(kLanes * C);
+  std::size_t r = 0;
+  auto at = [&](Scalar* p) { return p ? p + r * C : nullptr; };
+  if (C % kLanes == 0) {
+    for (; r + kLanes <= rows; r += kLanes)
+      layer_norm_backward_group<kLanes>(x + r * C, g + r * C, gamma, mean + r, rstd + r, dgamma, dbeta, at(dx), write, C, xhat.data());
+  }
+  for (; r < rows; ++r) layer_norm_backward_group<1>(x + r * C, g + r * C, gamma, mean + r, rstd + r, dgamma, dbeta, at(dx), write, C, xhat.data());
 }
 
 void add_column_sums(const Scalar* dy, Scalar* db, int M, int N) {

@@ -79,6 +79,20 @@ void softmax_causal_rows8(const Scalar* x, Scalar* y, std::size_t ld, std::size_
 // (`write`) or added; dx may be g.
 void softmax_backward_row(const Scalar* y, const Scalar* g, Scalar* dx, std::size_t V, Scalar scale, bool write);
 
+// Layer norm of rows of C values (see layer_norm in ops_nn.cpp): y = (x - mean)
+// * rstd * gamma + beta, each row's mean and rstd = 1 / sqrt(biased variance +
+// eps) kept for backward. A row's sums run in 8 lanes (element c in lane c % 8,
+// the ragged end in lane 0), added up in lane order; when C is a whole number
+// of lanes, eight rows go side by side, each pass over all eight before the
+// next, so that their chains (a sum, a square root, a division) overlap.
+void layer_norm_rows(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd, std::size_t rows,
+                     std::size_t C, Scalar eps);
+// Its backward, for rows of g = dL/dy: dgamma += g * xhat and dbeta += g, row
+// after row (either may be null), and dx = rstd * (dxhat - mean(dxhat) - xhat
+// * mean(dxhat * xhat)) with dxhat = g * gamma, written (`write`) or added (dx may be null).
+void layer_norm_backward_rows(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, Scalar* dgamma,
+                              Scalar* dbeta, Scalar* dx, bool write, std::size_t rows, std::size_t C);
+
 // db (N) += the column sums of dy (M, N): a bias's gradient.
 void add_column_sums(const Scalar* dy, Scalar* db, int M, int N);
 

@@ -229,62 +229,16 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
   Tensor out = Tensor::make_result("layer_norm", x.shape(), {&x, &gamma, &beta}, Fill::none);
   // Keep what backward needs: each row's mean and 1/std (it recomputes xhat from x).
   std::vector<Scalar> mean(rows), rstd(rows);
-  const Scalar *pg = gamma.data().data(), *pb = beta.data().data();
-  for (std::size_t r = 0; r < rows; ++r) {
-    const Scalar* xr = x.data().data() + r * C;
-    Scalar mu = 0, var = 0;
-#pragma omp simd reduction(+ : mu)
-    for (std::size_t c = 0; c < C; ++c) mu += xr[c];
-    mu /= static_cast<Scalar>(C);
-    mean[r] = mu;
-#pragma omp simd reduction(+ : var)
-    for (std::size_t c = 0; c < C; ++c) var += (xr[c] - mu) * (xr[c] - mu);
-    var /= static_cast<Scalar>(C);  // biased variance, as the paper's LayerNorm
-    const Scalar rs = rstd[r] = 1 / std::sqrt(var + eps);
-    Scalar* y = out.data().data() + r * C;
-#pragma omp simd
-    for (std::size_t c = 0; c < C; ++c) y[c] = (xr[c] - mu) * rs * pg[c] + pb[c];
-  }
+  detail::layer_norm_rows(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(), mean.data(), rstd.data(), rows, C, eps);
   if (out.records()) {
     out.set_backward([xn = x.node(), gn = gamma.node(), bn = beta.node(), on = out.node(), mean = std::move(mean),
                       rstd = std::move(rstd), rows, C] {
       // in the forward pass this was: y = xhat * gamma + beta, xhat = (x - mean) * rstd, so now we have:
       //   dgamma += sum over rows of dy * xhat,  dbeta += sum over rows of dy,
       //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),  dxhat = dy * gamma
-      Scalar* dgamma = grad_acc(*gn);
-      Scalar* dbeta = grad_acc(*bn);
-      const auto [dxs, write] = grad_out(*xn);
-      std::vector<Scalar> xhat(C);  // one row's, recomputed from x: cheaper than keeping them all
-      for (std::size_t r = 0; r < rows; ++r) {
-        const Scalar* g = on->grad.data() + r * C;
-        const Scalar* xr = xn->data.data() + r * C;
-        Scalar* xh = xhat.data();
-        const Scalar* gamma = gn->data.data();
-        const Scalar mu = mean[r], rs = rstd[r];
-#pragma omp simd
-        for (std::size_t c = 0; c < C; ++c) xh[c] = (xr[c] - mu) * rs;
-        if (dgamma) {
-#pragma omp simd
-          for (std::size_t c = 0; c < C; ++c) dgamma[c] += g[c] * xh[c];
-        }
-        if (dbeta) {
-#pragma omp simd
-          for (std::size_t c = 0; c < C; ++c) dbeta[c] += g[c];
-        }
-        if (!dxs) continue;
-        Scalar mean_dxhat = 0, mean_dxhat_xhat = 0;
-#pragma omp simd reduction(+ : mean_dxhat, mean_dxhat_xhat)
-        for (std::size_t c = 0; c < C; ++c) {
-          const Scalar dxhat = g[c] * gamma[c];
-          mean_dxhat += dxhat;
-          mean_dxhat_xhat += dxhat * xh[c];
-        }
-        mean_dxhat /= static_cast<Scalar>(C);
-        mean_dxhat_xhat /= static_cast<Scalar>(C);
-        Scalar* dx = dxs + r * C;
-#pragma omp simd
-        for (std::size_t c = 0; c < C; ++c) detail::put(dx[c], rs * (g[c] * gamma[c] - mean_dxhat - xh[c] * mean_dxhat_xhat), write);
-      }
+      const auto [dx, write] = grad_out(*xn);
+      detail::layer_norm_backward_rows(xn->data.data(), on->grad.data(), gn->data.data(), mean.data(), rstd.data(), grad_acc(*gn), grad_acc(*bn),
+                                       dx, write, rows, C);
     });
   }
   return out;

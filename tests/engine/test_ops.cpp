@@ -166,6 +166,33 @@ TEST_CASE("eight causal softmax rows at once: the bits of softmax_row, row by ro
   }
 }
 
+TEST_CASE("layer norm eight rows at a time: the bits of one row at a time, forward and backward", "[ops][nn]") {
+  // 19 rows: two groups of eight, then three alone; C = 24 (whole lanes) and C = 13 (a ragged end: row by row)
+  ag::Rng rng(41);
+  for (std::size_t C : {24, 13}) {
+    const std::size_t rows = 19;
+    std::vector<ag::Scalar> x(rows * C), g(rows * C), gamma(C), beta(C);
+    for (auto* v : {&x, &g, &gamma, &beta})
+      for (auto& e : *v) e = static_cast<ag::Scalar>(rng.normal() * 2 + 0.5);
+    std::vector<ag::Scalar> y(rows * C), mean(rows), rstd(rows), y1(rows * C), mean1(rows), rstd1(rows);
+    ag::detail::layer_norm_rows(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), rows, C, ag::Scalar(1e-5));
+    for (std::size_t r = 0; r < rows; ++r)
+      ag::detail::layer_norm_rows(x.data() + r * C, gamma.data(), beta.data(), y1.data() + r * C, &mean1[r], &rstd1[r], 1, C, ag::Scalar(1e-5));
+    INFO("C = " << C);
+    CHECK(y == y1);
+    CHECK(rstd == rstd1);
+    std::vector<ag::Scalar> dgamma(C, 1), dbeta(C, 1), dx(rows * C, 3), dgamma1(C, 1), dbeta1(C, 1), dx1(rows * C, 3);
+    ag::detail::layer_norm_backward_rows(x.data(), g.data(), gamma.data(), mean.data(), rstd.data(), dgamma.data(), dbeta.data(), dx.data(), false,
+                                         rows, C);
+    for (std::size_t r = 0; r < rows; ++r)
+      ag::detail::layer_norm_backward_rows(x.data() + r * C, g.data() + r * C, gamma.data(), &mean[r], &rstd[r], dgamma1.data(), dbeta1.data(),
+                                           dx1.data() + r * C, false, 1, C);
+    CHECK(dx == dx1);
+    CHECK(dgamma == dgamma1);  // the rows added one after the other in both
+    CHECK(dbeta == dbeta1);
+  }
+}
+
 TEST_CASE("cross-entropy: log V for uniform logits, ignore_index skipped", "[ops][nn]") {
   Tensor logits = param({3, 4}, std::vector<ag::Scalar>(12, 0.5));
   CHECK(ag::cross_entropy(logits, {0, 3, 1}).item() == near(std::log(4.0)));
