@@ -193,6 +193,20 @@ TEST_CASE("layer norm eight rows at a time: the bits of one row at a time, forwa
   }
 }
 
+TEST_CASE("a bias's gradient, the column sums: rows added one after the other, eight at a time or alone", "[ops][nn]") {
+  ag::Rng rng(43);
+  for (int M : {1, 8, 19}) {
+    const int N = 11;
+    std::vector<ag::Scalar> dy(static_cast<std::size_t>(M) * N), db(N, 0.5), by_row(N, 0.5);
+    for (auto& v : dy) v = static_cast<ag::Scalar>(rng.normal() * 3);
+    ag::detail::add_column_sums(dy.data(), db.data(), M, N);
+    for (int r = 0; r < M; ++r)
+      for (int j = 0; j < N; ++j) by_row[static_cast<std::size_t>(j)] += dy[static_cast<std::size_t>(r) * N + j];
+    INFO(M << " rows");
+    CHECK(db == by_row);
+  }
+}
+
 TEST_CASE("cross-entropy: log V for uniform logits, ignore_index skipped", "[ops][nn]") {
   Tensor logits = param({3, 4}, std::vector<ag::Scalar>(12, 0.5));
   CHECK(ag::cross_entropy(logits, {0, 3, 1}).item() == near(std::log(4.0)));
