@@ -14,9 +14,11 @@ namespace {
 
 // The shared frame of a binary op under broadcasting. `forward(a, b)` gives
 // one output value; `da(a, b, g)` and `db(a, b, g)` give what one output
-// element's gradient g contributes to a and to b.
+// element's gradient g contributes to a and to b. `da_is_g` says that da is g
+// itself (add, sub): then a full-size a whose gradient has no contribution yet
+// takes the output's gradient buffer as it is, instead of a copy of it.
 template <class F, class DA, class DB>
-Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da, DB db) {
+Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da, DB db, bool da_is_g = false) {
   detail::check_defined(op, a);
   detail::check_defined(op, b);
   const detail::Broadcast plan = detail::broadcast(op, a.shape(), b.shape());
@@ -26,12 +28,16 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
   Scalar* po = out.data().data();
   for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) { po[i] = forward(pa[ia], pb[ib]); });
   if (out.records()) {
-    out.set_backward([plan, an = a.node(), bn = b.node(), on = out.node(), da, db] {
+    out.set_backward([plan, an = a.node(), bn = b.node(), on = out.node(), da, db, da_is_g] {
       const Scalar* g = on->grad.data();
       const Scalar *pa = an->data.data(), *pb = bn->data.data();
       // A full-size operand gets one contribution per element: the first op to
       // reach it may write instead of add (detail::grad_out). A broadcast one adds up rows.
-      if (an->requires_grad) {
+      if (da_is_g && plan.a_full && an->requires_grad && an->grad.empty() && !an->data.empty() && !on->retains_grad) {
+        // The residual stream's add: a's gradient is the output's, moved (g still
+        // points at it, now a's); the engine would free the output's anyway.
+        an->grad.swap(on->grad);
+      } else if (an->requires_grad) {
         const auto [dpa, write] = plan.a_full ? grad_out(*an) : GradOut{grad_acc(*an), false};
         for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
           detail::put(dpa[ia], da(pa[ia], pb[ib], g[i]), write);
@@ -77,14 +83,14 @@ Tensor add(const Tensor& a, const Tensor& b) {
   return binary(
       "add", a, b, [](Scalar x, Scalar y) { return x + y; },
       [](Scalar, Scalar, Scalar g) { return g; },  // d(a+b)/da = 1
-      [](Scalar, Scalar, Scalar g) { return g; });
+      [](Scalar, Scalar, Scalar g) { return g; }, /*da_is_g=*/true);
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
   return binary(
       "sub", a, b, [](Scalar x, Scalar y) { return x - y; },
-      [](Scalar, Scalar, Scalar g) { return g; },  // d(a-b)/db = -1
-      [](Scalar, Scalar, Scalar g) { return -g; });
+      [](Scalar, Scalar, Scalar g) { return g; },  // d(a-b)/da = 1, d(a-b)/db = -1
+      [](Scalar, Scalar, Scalar g) { return -g; }, /*da_is_g=*/true);
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {

@@ -33,6 +33,30 @@ TEST_CASE("a diamond-shaped graph: both branches reach the shared input", "[back
   CHECK(x.grad()[0] == near((1 - uv * uv) * (std::exp(uv) + uv * std::exp(uv))));
 }
 
+TEST_CASE("add and sub hand their gradient on to a without a copy, and the values stay right", "[backward]") {
+  // r = t + u with t, u intermediates: t's gradient becomes r's buffer. Then the
+  // cases where it must not: t + t (a is b), a retained output, a leaf a, sub's b.
+  Tensor x = param({3}, {0.5, -1, 2});
+  Tensor t = ag::tanh(x), u = ag::exp(x);
+  Tensor r = t + u;
+  ag::sum(r * r).backward();
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double tv = std::tanh(x.data()[i]), uv = std::exp(x.data()[i]);
+    CHECK(x.grad()[i] == near(2 * (tv + uv) * ((1 - tv * tv) + uv)));
+  }
+  Tensor y = param({2}, {1.5, -0.5});
+  Tensor h = ag::tanh(y);
+  Tensor twice = h + h;  // d/dh = 2
+  twice.retain_grad();
+  ag::sum(twice * twice).backward();
+  const double hv = std::tanh(1.5);
+  CHECK(y.grad()[0] == near(2 * 2 * hv * 2 * (1 - hv * hv)));
+  CHECK(twice.grad()[0] == near(4 * hv));  // the retained output keeps its own
+  Tensor z = param({2}, {0.25, 3});
+  ag::sum(ag::tanh(z) - z).backward();  // a leaf b, through sub: -1
+  CHECK(z.grad()[0] == near(1 - std::pow(std::tanh(0.25), 2) - 1));
+}
+
 TEST_CASE("topological order puts every node after the nodes it was made from", "[backward]") {
   Tensor a = param({2}, {1, 2});
   Tensor b = param({2}, {3, 4});
