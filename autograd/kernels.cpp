@@ -89,15 +89,9 @@ namespace {
 // (floats, then pairs, then fours), 24 shuffles instead of 64 loads and stores.
 using Row8 = float __attribute__((vector_size(32)));
 
-inline Row8 load8(const float* p) {
-  Row8 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-
 inline void transpose8x8(const float* x, long ld, float* xt, long ldt) {
   Row8 r[8], t[8], u[8];
-  for (int i = 0; i < 8; ++i) r[i] = load8(x + i * ld);
+  for (int i = 0; i < 8; ++i) __builtin_memcpy(&r[i], x + i * ld, sizeof r[i]);  // (no function returns a Row8: a build without AVX passes none in registers)
   for (int i = 0; i < 8; i += 2) {
     t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
     t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
