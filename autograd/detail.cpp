@@ -201,33 +201,31 @@ Scalar in_order(const Scalar* lane) {
   return s;
 }
 
+// lane[r][l] += term(r, c) for each of R rows of C values: c in lane c % kLanes
+// up to the last whole group of lanes, the ragged end in lane 0.
+template <std::size_t R, class Term>
+void add_in_lanes(Scalar (&lane)[R][kLanes], std::size_t C, Term term) {
+  const std::size_t full = C - C % kLanes;
+  for (std::size_t c = 0; c < full; c += kLanes) {
+    for (std::size_t r = 0; r < R; ++r) {
+#pragma omp simd
+      for (std::size_t l = 0; l < kLanes; ++l) lane[r][l] += term(r, c + l);
+    }
+  }
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t c = full; c < C; ++c) lane[r][0] += term(r, c);
+}
+
 // Layer norm of R rows side by side (R = 8, or 1 for the rows left over).
 template <std::size_t R>
 void layer_norm_group(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mu, Scalar* rs, std::size_t C, Scalar eps) {
-  const std::size_t full = C - C % kLanes;
   const auto n = static_cast<Scalar>(C);
   Scalar lane[R][kLanes] = {};
-  for (std::size_t c = 0; c < full; c += kLanes) {
-    for (std::size_t r = 0; r < R; ++r) {
-#pragma omp simd
-      for (std::size_t l = 0; l < kLanes; ++l) lane[r][l] += x[r * C + c + l];
-    }
-  }
-  for (std::size_t r = 0; r < R; ++r) {
-    for (std::size_t c = full; c < C; ++c) lane[r][0] += x[r * C + c];
-    mu[r] = in_order(lane[r]) / n;
-  }
+  add_in_lanes(lane, C, [&](std::size_t r, std::size_t c) { return x[r * C + c]; });
+  for (std::size_t r = 0; r < R; ++r) mu[r] = in_order(lane[r]) / n;
   Scalar square[R][kLanes] = {};
-  for (std::size_t c = 0; c < full; c += kLanes) {
-    for (std::size_t r = 0; r < R; ++r) {
-#pragma omp simd
-      for (std::size_t l = 0; l < kLanes; ++l) square[r][l] += (x[r * C + c + l] - mu[r]) * (x[r * C + c + l] - mu[r]);
-    }
-  }
-  for (std::size_t r = 0; r < R; ++r) {
-    for (std::size_t c = full; c < C; ++c) square[r][0] += (x[r * C + c] - mu[r]) * (x[r * C + c] - mu[r]);
-    rs[r] = 1 / std::sqrt(in_order(square[r]) / n + eps);  // the biased variance, as the paper's LayerNorm
-  }
+  add_in_lanes(square, C, [&](std::size_t r, std::size_t c) { return (x[r * C + c] - mu[r]) * (x[r * C + c] - mu[r]); });
+  for (std::size_t r = 0; r < R; ++r) rs[r] = 1 / std::sqrt(in_order(square[r]) / n + eps);  // the biased variance, as the paper's LayerNorm
   for (std::size_t r = 0; r < R; ++r) {
     const Scalar* xr = x + r * C;
     Scalar* yr = y + r * C;
@@ -316,26 +314,29 @@ void layer_norm_backward_rows(const Scalar* x, const Scalar* g, const Scalar* ga
   for (; r < rows; ++r) layer_norm_backward_group<1>(x + r * C, g + r * C, gamma, mean + r, rstd + r, dgamma, dbeta, at(dx), write, C, xhat.data());
 }
 
+namespace {
+
+// db += rows 0, 1, ..., R - 1 of dy, added one after the other, in registers
+// until the last (R a constant: with a run-time count the loop stayed scalar).
+template <int R>
+void add_rows(const Scalar* dy, Scalar* db, int N) {
+#pragma omp simd
+  for (int j = 0; j < N; ++j) {
+    Scalar acc = db[j];
+    for (int r = 0; r < R; ++r) acc += dy[static_cast<std::size_t>(r) * N + j];
+    db[j] = acc;
+  }
+}
+
+}  // namespace
+
 void add_column_sums(const Scalar* dy, Scalar* db, int M, int N) {
   // The rows one after the other, as row by row, but eight at a time in
   // registers before db goes back to memory: row by row, each row's loads of
   // db waited for the last row's stores.
-  constexpr int R = 8;
-  int r0 = 0;
-  for (; r0 + R <= M; r0 += R) {
-    const Scalar* rows = dy + static_cast<std::size_t>(r0) * N;
-#pragma omp simd
-    for (int j = 0; j < N; ++j) {
-      Scalar acc = db[j];
-      for (int r = 0; r < R; ++r) acc += rows[static_cast<std::size_t>(r) * N + j];
-      db[j] = acc;
-    }
-  }
-  for (int r = r0; r < M; ++r) {
-    const Scalar* row = dy + static_cast<std::size_t>(r) * N;
-#pragma omp simd
-    for (int j = 0; j < N; ++j) db[j] += row[j];
-  }
+  int r = 0;
+  for (; r + 8 <= M; r += 8) add_rows<8>(dy + static_cast<std::size_t>(r) * N, db, N);
+  for (; r < M; ++r) add_rows<1>(dy + static_cast<std::size_t>(r) * N, db, N);
 }
 
 }  // namespace ag::inline AG_PRECISION::detail

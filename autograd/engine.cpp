@@ -55,6 +55,12 @@ GradOut grad_out(Node& n) {
   return {n.grad.data(), true};
 }
 
+bool grad_pass(Node& n, Node& out) {
+  if (!n.requires_grad || !n.grad.empty() || out.retains_grad || n.data.size() != out.grad.size()) return false;
+  n.grad.swap(out.grad);  // the engine frees an output's gradient after its backward anyway
+  return true;
+}
+
 void Tensor::backward() {
   Node* root = node_.get();
   if (!root) throw ValueError("backward: called on an empty tensor");

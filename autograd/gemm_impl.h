@@ -28,40 +28,6 @@ namespace {
 constexpr int MR = SEQGRAD_TILE_ROWS;
 constexpr int NR = static_cast<int>(SEQGRAD_TILE_BYTES / sizeof(Scalar));
 
-// The epilogue (kernels.h) on one row of results acc[0, cols), on their way to
-// row r of c: one step at a time over the whole row, while it is in registers.
-inline void finish_row(const Epilogue& e, Scalar* acc, int cols, int r, Scalar* c, long ldc) {
-  Scalar* cr = c + r * ldc;
-  if (e.bias) {  // acc + bias: the same bits as c = bias, then c += a @ b
-#pragma omp simd
-    for (int j = 0; j < cols; ++j) acc[j] += e.bias[j];
-  }
-  if (e.relu) {
-#pragma omp simd
-    for (int j = 0; j < cols; ++j) acc[j] = acc[j] > 0 ? acc[j] : Scalar(0);
-  }
-  if (e.gate) {
-    const Scalar* gr = e.gate + r * e.ldg;
-#pragma omp simd
-    for (int j = 0; j < cols; ++j) acc[j] = gr[j] > 0 ? acc[j] : Scalar(0);
-  }
-  if (e.overwrite) {
-#pragma omp simd
-    for (int j = 0; j < cols; ++j) cr[j] = acc[j];
-  } else {
-#pragma omp simd
-    for (int j = 0; j < cols; ++j) cr[j] += acc[j];
-  }
-}
-
-// The epilogue of the block of c that starts at row i, column j.
-inline Epilogue at(const Epilogue& e, int i, int j) {
-  Epilogue out = e;
-  if (e.bias) out.bias = e.bias + j;
-  if (e.gate) out.gate = e.gate + static_cast<long>(i) * e.ldg + j;
-  return out;
-}
-
 // A vector register's worth of Scalars, as GCC's (and Clang's) vector
 // extension: arithmetic on it is one instruction on the whole register.
 #if defined(__AVX512F__)
@@ -84,6 +50,36 @@ inline Vec load(const Scalar* p) {
 template <class Vec>
 inline void store(Scalar* p, Vec v) {
   __builtin_memcpy(p, &v, sizeof v);
+}
+
+// The epilogue (kernels.h) on v, the sum for row r and column j of c (a
+// Scalar, or a vector of them for columns j, j + 1, ...), on its way to c.
+template <class T>
+inline void finish(const Epilogue& e, T v, int r, int j, Scalar* c, long ldc) {
+  if (e.bias) v += load<T>(e.bias + j);  // the sum + bias: the same bits as c = bias, then c += a @ b
+  if (e.relu) v = v > 0 ? v : 0;
+  if (e.gate) v = load<T>(e.gate + r * e.ldg + j) > 0 ? v : 0;
+  Scalar* cj = c + r * ldc + j;
+  if (!e.overwrite) v += load<T>(cj);
+  store(cj, v);
+}
+
+// Asks for the cache lines of a block (rows x cols, rows ld apart) ahead of a
+// loop that reads it, or writes it (WRITE), into the cache levels LOCALITY
+// says (__builtin_prefetch's: 3 all of them, 2 from the second on).
+template <bool WRITE, int LOCALITY>
+inline void prefetch_block(const Scalar* x, long ld, int rows, int cols) {
+  constexpr int kLine = 64 / static_cast<int>(sizeof(Scalar));
+  for (int r = 0; r < rows; ++r)
+    for (int q = 0; q < cols; q += kLine) __builtin_prefetch(x + r * ld + q, WRITE, LOCALITY);
+}
+
+// The epilogue of the block of c that starts at row i, column j.
+inline Epilogue at(const Epilogue& e, int i, int j) {
+  Epilogue out = e;
+  if (e.bias) out.bias = e.bias + j;
+  if (e.gate) out.gate = e.gate + static_cast<long>(i) * e.ldg + j;
+  return out;
 }
 
 // c[r, j] += sum_k a(r, k) * b[k, j] for an MR x NR tile (rows and cols may be
@@ -115,31 +111,10 @@ inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       for (int v = 0; v < V; ++v) acc[r][v] += ark * bv[v];
     }
   }
-  // The epilogue (see finish_row), a vector at a time.
 #pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r) {
-    Scalar* cr = c + r * ldc;
-#pragma GCC unroll 16
-    for (int v = 0; v < V; ++v) {
-      Vec x = acc[r][v];
-      if (e.bias) x += load<Vec>(e.bias + v * kLanes);
-      if (e.relu) x = x > 0 ? x : 0;
-      if (e.gate) x = load<Vec>(e.gate + r * e.ldg + v * kLanes) > 0 ? x : 0;
-      if (!e.overwrite) x += load<Vec>(cr + v * kLanes);
-      store(cr + v * kLanes, x);
-    }
-  }
-}
-
-// Asks for the cache lines of a tile of c (ROWS x COLS, rows ldc apart) ahead
-// of writing them: a product's output is often a buffer nothing has touched
-// since the last step, and a write to a line that is not in the cache waits
-// for it to be read in first.
-template <int ROWS, int COLS>
-inline void prefetch_for_write(const Scalar* c, long ldc) {
-  constexpr int kLine = 64 / static_cast<int>(sizeof(Scalar));
   for (int r = 0; r < ROWS; ++r)
-    for (int q = 0; q < COLS; q += kLine) __builtin_prefetch(c + r * ldc + q, /*for writing=*/1);
+#pragma GCC unroll 16
+    for (int v = 0; v < V; ++v) finish(e, acc[r][v], r, v * kLanes, c, ldc);
 }
 
 // The same at the ragged edges, with run-time sizes (cols < NR). Like the
@@ -154,7 +129,7 @@ inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       const Scalar* bk = b + k * ldb;
       for (int j = 0; j < cols; ++j) acc[j] += ark * bk[j];
     }
-    finish_row(e, acc, cols, r, c, ldc);
+    for (int j = 0; j < cols; ++j) finish(e, acc[j], r, j, c, ldc);
   }
 }
 
@@ -178,7 +153,8 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       // The output two tiles down, asked for now (2% of a transformer step, where
       // the FFN's hidden layer is written to a buffer last touched a step ago).
       constexpr int kAhead = 2;
-      if (i + (kAhead + 1) * ROWS <= i_end) prefetch_for_write<ROWS, COLS>(ci + kAhead * ROWS * ldc, ldc);
+      // (A write to a line that is not in the cache waits for it to be read in first.)
+      if (i + (kAhead + 1) * ROWS <= i_end) prefetch_block<true, 3>(ci + kAhead * ROWS * ldc, ldc, ROWS, COLS);
       // A full tile, or the rows left at the bottom as one smaller tile.
       [&]<int... R>(std::integer_sequence<int, R...>) {
         ((n_rows == R + 1 ? tile<R + 1, COLS, UNIT_RS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K, ej) : void()), ...);

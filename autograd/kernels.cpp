@@ -135,16 +135,10 @@ void transpose(const Scalar* x, long ld, Scalar* xt, int rows, int cols) {
 }
 
 void prefetch(const Scalar* x, long ld, int rows, int cols, bool for_writing) {
-  constexpr int kLine = 64 / static_cast<int>(sizeof(Scalar));
-  for (int r = 0; r < rows; ++r) {
-    const Scalar* row = x + r * ld;
-    for (int c = 0; c < cols; c += kLine) {
-      if (for_writing) {
-        __builtin_prefetch(row + c, 1, 2);
-      } else {
-        __builtin_prefetch(row + c, 0, 2);
-      }
-    }
+  if (for_writing) {
+    prefetch_block<true, 2>(x, ld, rows, cols);
+  } else {
+    prefetch_block<false, 2>(x, ld, rows, cols);
   }
 }
 

@@ -5,6 +5,7 @@
 // (strided matmuls), and only the weights are kept for the backward pass.
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -48,6 +49,12 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
   auto head = [=](auto* x, int b, int h) { return x + static_cast<long>(b) * T * C + static_cast<long>(h) * D; };
   const int block = causal ? kRows : T;
   auto keys_seen = [=](int i_end) { return causal ? i_end : T; };  // keys the queries before i_end may see
+  // Asks for head bh's rows of these (B, T, C) arrays and its (T, T) weights w,
+  // ahead of the loop that works on it, so they arrive while the one before runs.
+  auto prefetch_head = [=](int bh, std::initializer_list<const Scalar*> arrays, const Scalar* w, bool write_w) {
+    for (const Scalar* x : arrays) kernels::prefetch(head(x, bh / heads, bh % heads), C, T, D);
+    kernels::prefetch(w, T, T, T, write_w);
+  };
 
   parallel_for(B * heads, [&](int begin, int end) {
     thread_local std::vector<Scalar> kt;  // this head's keys transposed, (D, T): the score products read it row-major
@@ -57,11 +64,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
       const Scalar *qh = head(q.data().data(), b, h), *kh = head(k.data().data(), b, h), *vh = head(v.data().data(), b, h);
       kernels::transpose(kh, C, kt.data(), T, D);
       Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;  // (T, T): query i, key j; zero where masked
-      if (bh + 1 < end) {  // the next head's operands, on their way while this one runs
-        const int nb = (bh + 1) / heads, nh = (bh + 1) % heads;
-        for (const Scalar* x : {head(q.data().data(), nb, nh), head(k.data().data(), nb, nh), head(v.data().data(), nb, nh)}) kernels::prefetch(x, C, T, D);
-        kernels::prefetch(w + TT, T, T, T, /*for_writing=*/true);
-      }
+      if (bh + 1 < end) prefetch_head(bh + 1, {q.data().data(), k.data().data(), v.data().data()}, w + TT, /*write_w=*/true);
       for (int i0 = 0; i0 < T; i0 += block) {
         const int i1 = std::min(T, i0 + block), n = keys_seen(i1);
         Scalar* wb = w + static_cast<std::size_t>(i0) * T;
@@ -91,7 +94,8 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
   });
   if (weights) *weights = Tensor({B, heads, T, T}, *probs);
   if (out.records()) {
-    out.set_backward([qn = q.node(), kn = k.node(), vn = v.node(), on = out.node(), probs, B, T, C, D, heads, scale, causal, block, head, keys_seen] {
+    out.set_backward([qn = q.node(), kn = k.node(), vn = v.node(), on = out.node(), probs, B, T, C, D, heads, scale, causal, block, head, keys_seen,
+                      prefetch_head] {
       // in the forward pass this was: S = q k^T scale, W = softmax(S), O = W v, so now we have:
       //   dv = W^T dO,  dW = dO v^T,  dS = W * (dW - rowsum(dW * W)) * scale,  dq = dS k,  dk = dS^T q
       // Causal: W and dS are zero above the diagonal, so the keys [j0, j1) get
@@ -110,12 +114,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
           const Scalar* w = probs->data() + static_cast<std::size_t>(bh) * TT;
           const Scalar *gO = head(on->grad.data(), b, h), *qh = head(qn->data.data(), b, h), *kh = head(kn->data.data(), b, h),
                        *vh = head(vn->data.data(), b, h);
-          if (bh + 1 < end) {  // the next head's operands, on their way while this one runs
-            const int nb = (bh + 1) / heads, nh = (bh + 1) % heads;
-            for (const Scalar* x : {head(on->grad.data(), nb, nh), head(qn->data.data(), nb, nh), head(kn->data.data(), nb, nh), head(vn->data.data(), nb, nh)})
-              kernels::prefetch(x, C, T, D);
-            kernels::prefetch(w + TT, T, T, T);
-          }
+          if (bh + 1 < end) prefetch_head(bh + 1, {on->grad.data(), qn->data.data(), kn->data.data(), vn->data.data()}, w + TT, /*write_w=*/false);
           if (dv.data) {
             for (int j0 = 0; j0 < T; j0 += block) {
               const int j1 = std::min(T, j0 + block), from = causal ? j0 : 0;

@@ -33,11 +33,9 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
       const Scalar *pa = an->data.data(), *pb = bn->data.data();
       // A full-size operand gets one contribution per element: the first op to
       // reach it may write instead of add (detail::grad_out). A broadcast one adds up rows.
-      if (da_is_g && plan.a_full && an->requires_grad && an->grad.empty() && !an->data.empty() && !on->retains_grad) {
-        // The residual stream's add: a's gradient is the output's, moved (g still
-        // points at it, now a's); the engine would free the output's anyway.
-        an->grad.swap(on->grad);
-      } else if (an->requires_grad) {
+      // The residual stream's add: a's gradient is the output's, moved, not copied (g still points at it).
+      const bool passed = da_is_g && plan.a_full && grad_pass(*an, *on);
+      if (an->requires_grad && !passed) {
         const auto [dpa, write] = plan.a_full ? grad_out(*an) : GradOut{grad_acc(*an), false};
         for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
           detail::put(dpa[ia], da(pa[ia], pb[ib], g[i]), write);

@@ -135,6 +135,12 @@ struct GradOut {
   bool overwrite;
 };
 GradOut grad_out(Node& n);
+// For an op whose contribution to input n's gradient is exactly its output's
+// gradient (add's first input): when it is n's first contribution and the
+// output does not keep its gradient (retain_grad), the output's buffer becomes
+// n's, moved, not copied, and this returns true (a pointer taken to the
+// output's gradient before still points at it). Else false: use grad_out.
+bool grad_pass(Node& n, Node& out);
 
 // Grad mode: while a NoGrad guard lives (on this thread), ops record no graph.
 bool grad_enabled();
