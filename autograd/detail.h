@@ -96,8 +96,10 @@ void layer_norm_backward_rows(const Scalar* x, const Scalar* g, const Scalar* ga
 // db (N) += the column sums of dy (M, N): a bias's gradient.
 void add_column_sums(const Scalar* dy, Scalar* db, int M, int N);
 
-// One element of a grad_out contribution: stored when `write`, else added.
+// One element of a contribution: stored when `write`, else added.
 inline void put(Scalar& g, Scalar v, bool write) { g = write ? v : g + v; }
+// The same for a GradTarget (tensor.h): added when it says add, else stored.
+inline void put(Scalar& g, Scalar v, GradTarget to) { g = to.add ? g + v : v; }
 
 // The dimensions before, at and after an axis: x viewed as (outer, n, inner).
 struct AxisSplit {

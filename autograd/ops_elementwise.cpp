@@ -2,8 +2,9 @@
 #include <cmath>
 #include <numbers>
 
-#include "autograd/fastmath.h"
 #include "autograd/detail.h"
+#include "autograd/fastmath.h"
+#include "autograd/kernel_path.h"
 #include "autograd/ops.h"
 
 namespace ag::inline AG_PRECISION {
@@ -15,8 +16,8 @@ namespace {
 // The shared frame of a binary op under broadcasting. `forward(a, b)` gives
 // one output value; `da(a, b, g)` and `db(a, b, g)` give what one output
 // element's gradient g contributes to a and to b. `da_is_g` says that da is g
-// itself (add, sub): then a full-size a whose gradient has no contribution yet
-// takes the output's gradient buffer as it is, instead of a copy of it.
+// itself (add, sub): then the engine hands a full-size a the output's gradient
+// (grad_pass), moved, not copied, where it can.
 template <class F, class DA, class DB>
 Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da, DB db, bool da_is_g = false) {
   detail::check_defined(op, a);
@@ -31,21 +32,25 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
     out.set_backward([plan, an = a.node(), bn = b.node(), on = out.node(), da, db, da_is_g] {
       const Scalar* g = on->grad.data();
       const Scalar *pa = an->data.data(), *pb = bn->data.data();
-      // A full-size operand gets one contribution per element: the first op to
-      // reach it may write instead of add (detail::grad_out). A broadcast one adds up rows.
-      // The residual stream's add: a's gradient is the output's, moved, not copied (g still points at it).
-      const bool passed = da_is_g && plan.a_full && grad_pass(*an, *on);
-      if (an->requires_grad && !passed) {
-        const auto [dpa, write] = plan.a_full ? grad_out(*an) : GradOut{grad_acc(*an), false};
-        for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
-          detail::put(dpa[ia], da(pa[ia], pb[ib], g[i]), write);
-        });
+      // A full-size operand gets one contribution per output element; a
+      // broadcast one (a bias) sums its contributions over the repeats.
+      if (da_is_g && plan.a_full) {
+        grad_pass(*an);  // a's contribution is the output's gradient itself
+      } else if (plan.a_full) {
+        const GradTarget dpa = grad_target(*an);
+        if (dpa.data) {
+          for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) { detail::put(dpa.data[ia], da(pa[ia], pb[ib], g[i]), dpa); });
+        }
+      } else if (Scalar* dpa = grad_target(*an, Fill::zeros).data) {  // summed over the repeats
+        for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) { dpa[ia] += da(pa[ia], pb[ib], g[i]); });
       }
-      if (bn->requires_grad) {
-        const auto [dpb, write] = plan.b_full ? grad_out(*bn) : GradOut{grad_acc(*bn), false};
-        for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
-          detail::put(dpb[ib], db(pa[ia], pb[ib], g[i]), write);
-        });
+      if (plan.b_full) {
+        const GradTarget dpb = grad_target(*bn);
+        if (dpb.data) {
+          for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) { detail::put(dpb.data[ib], db(pa[ia], pb[ib], g[i]), dpb); });
+        }
+      } else if (Scalar* dpb = grad_target(*bn, Fill::zeros).data) {
+        for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) { dpb[ib] += db(pa[ia], pb[ib], g[i]); });
       }
     });
   }
@@ -66,9 +71,9 @@ Tensor unary(const char* op, const Tensor& x, F forward, DF derivative) {
     out.set_backward([xn = x.node(), yn = out.node(), derivative] {
       const std::size_t n = xn->data.size();
       const Scalar *px = xn->data.data(), *py = yn->data.data(), *dy = yn->grad.data();
-      const auto [dx, write] = grad_out(*xn);
+      const GradTarget dx = grad_target(*xn);
 #pragma omp simd
-      for (std::size_t i = 0; i < n; ++i) detail::put(dx[i], derivative(px[i], py[i]) * dy[i], write);
+      for (std::size_t i = 0; i < n; ++i) detail::put(dx.data[i], derivative(px[i], py[i]) * dy[i], dx);
     });
   }
   return out;
@@ -129,8 +134,9 @@ Tensor pow(const Tensor& x, Scalar p) {
 
 Tensor exp(const Tensor& x) {
   // d(e^x)/dx = e^x, which is the output itself
-  return unary(
-      "exp", x, [](Scalar v) { return fast::exp(v); }, [](Scalar, Scalar y) { return y; });
+  const auto derivative = [](Scalar, Scalar y) { return y; };
+  if (use_reference()) return unary("exp", x, [](Scalar v) { return std::exp(v); }, derivative);
+  return unary("exp", x, [](Scalar v) { return fast::exp(v); }, derivative);
 }
 
 Tensor log(const Tensor& x) {
@@ -141,14 +147,16 @@ Tensor log(const Tensor& x) {
 Tensor tanh(const Tensor& x) {
   // d tanh(x)/dx = 1 - tanh(x)^2: the factor that, multiplied once per time
   // step, makes an RNN's gradient vanish when the units saturate.
-  return unary(
-      "tanh", x, [](Scalar v) { return fast::tanh(v); }, [](Scalar, Scalar y) { return 1 - y * y; });
+  const auto derivative = [](Scalar, Scalar y) { return 1 - y * y; };
+  if (use_reference()) return unary("tanh", x, [](Scalar v) { return std::tanh(v); }, derivative);
+  return unary("tanh", x, [](Scalar v) { return fast::tanh(v); }, derivative);
 }
 
 Tensor sigmoid(const Tensor& x) {
   // d sigma(x)/dx = sigma(x) (1 - sigma(x))
-  return unary(
-      "sigmoid", x, [](Scalar v) { return fast::sigmoid(v); }, [](Scalar, Scalar y) { return y * (1 - y); });
+  const auto derivative = [](Scalar, Scalar y) { return y * (1 - y); };
+  if (use_reference()) return unary("sigmoid", x, [](Scalar v) { return 1 / (1 + std::exp(-v)); }, derivative);
+  return unary("sigmoid", x, [](Scalar v) { return fast::sigmoid(v); }, derivative);
 }
 
 Tensor relu(const Tensor& x) {

@@ -1,21 +1,17 @@
 // Matrix product, the op that carries nearly all of the arithmetic.
 #include <algorithm>
+#include <tuple>
 #include <memory>
 #include <vector>
 
 #include "autograd/detail.h"
-#include "autograd/kernels.h"
+#include "autograd/fast.h"
+#include "autograd/kernel_path.h"
 #include "autograd/ops.h"
 #include "autograd/parallel.h"
+#include "autograd/reference/reference.h"
 
 namespace ag::inline AG_PRECISION {
-
-namespace {
-
-// The FFN's backward works on blocks of this many rows (see feed_forward).
-constexpr int kBlockRows = 256;
-
-}  // namespace
 
 // a: (M, K) or (..., M, K); b: (K, N) shared, or (..., K, N) batched -> (..., M, N)
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -47,24 +43,36 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   const Scalar* pa = a.data().data();
   const Scalar* pb = b.data().data();
   Scalar* pc = out.data().data();
-  parallel_for(static_cast<int>(batch), [&](int begin, int end) {
-    for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
-      kernels::matmul_acc(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N, /*overwrite=*/true);
-    }
-  });
+  if (use_reference()) {
+    for (std::size_t i = 0; i < batch; ++i) reference::matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
+  } else {
+    parallel_for(static_cast<int>(batch), [&](int begin, int end) {
+      for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
+        fast::matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
+      }
+    });
+  }
   if (out.records()) {
     out.set_backward([an = a.node(), bn = b.node(), on = out.node(), batch, M, K, N, a_step, b_step, c_step] {
       // in the forward pass this was: c = a @ b, so now we have:
-      //   da += dc @ b^T   (M, N) @ (N, K)
-      //   db += a^T @ dc   (K, M) @ (M, N)
-      // Each product covers its block of da and db once (a shared b is one
-      // product over the folded batch), so a first contribution is written, not added.
-      const GradOut da = grad_out(*an), db = grad_out(*bn);
+      //   da = dc @ b^T   (M, N) @ (N, K)
+      //   db = a^T @ dc   (K, M) @ (M, N)
+      // (a shared b is one product over the folded batch)
+      const auto [a_data, b_data, dc] = std::tuple(an->data.data(), bn->data.data(), on->grad.data());
+      if (use_reference()) {
+        Scalar* da = grad_into(*an);
+        Scalar* db = grad_into(*bn);
+        for (std::size_t i = 0; i < batch; ++i) {
+          reference::matmul_backward(a_data + i * a_step, b_data + i * b_step, dc + i * c_step, da ? da + i * a_step : nullptr,
+                                     db ? db + i * b_step : nullptr, M, K, N);
+        }
+        return;
+      }
+      const GradTarget da = grad_target(*an), db = grad_target(*bn);
       parallel_for(static_cast<int>(batch), [&](int begin, int end) {
         for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
-          const Scalar* dc = on->grad.data() + i * c_step;
-          if (da.data) kernels::matmul_nt_acc(dc, bn->data.data() + i * b_step, da.data + i * a_step, M, N, K, da.overwrite);
-          if (db.data) kernels::matmul_tn_acc(an->data.data() + i * a_step, dc, db.data + i * b_step, K, M, N, db.overwrite);
+          const GradTarget da_i{da.data ? da.data + i * a_step : nullptr, da.add}, db_i{db.data ? db.data + i * b_step : nullptr, db.add};
+          fast::matmul_backward(a_data + i * a_step, b_data + i * b_step, dc + i * c_step, da_i, db_i, M, K, N);
         }
       });
     });
@@ -72,9 +80,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-// x (..., K) @ w (K, N) + b (N): a Linear layer as one node. The kernel adds
-// the bias as it writes each tile of the product, so there is no separate bias
-// node to allocate, fill and walk back through, and no pass to copy it in.
+// x (..., K) @ w (K, N) + b (N): a Linear layer as one node, so there is no
+// separate bias node to allocate, fill and walk back through (the fast kernel
+// adds the bias as it writes each tile of the product).
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   detail::check_defined("linear", x);
   detail::check_defined("linear", w);
@@ -91,20 +99,21 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   std::vector<const Tensor*> parents{&x, &w};
   if (bias) parents.push_back(&b);
   Tensor out = Tensor::make_result("linear", shape, parents, Fill::none);
-  kernels::linear_forward(x.data().data(), w.data().data(), bias ? b.data().data() : nullptr, out.data().data(), M, K, N);
+  const Scalar* pbias = bias ? b.data().data() : nullptr;
+  if (use_reference()) {
+    reference::linear_forward(x.data().data(), w.data().data(), pbias, out.data().data(), M, K, N);
+  } else {
+    fast::linear_forward(x.data().data(), w.data().data(), pbias, out.data().data(), M, K, N);
+  }
   if (out.records()) {
     out.set_backward([xn = x.node(), wn = w.node(), bn = bias ? b.node() : nullptr, on = out.node(), M, K, N] {
-      //   dx += dy @ w^T,  dw += x^T @ dy,  db += the column sums of dy
-      const Scalar* dy = on->grad.data();
-      if (xn->requires_grad) {
-        const auto [dx, write] = grad_out(*xn);  // one product covers dx: the first contribution is written
-        kernels::matmul_nt_acc(dy, wn->data.data(), dx, M, N, K, write);
+      //   dx = dy @ w^T,  dw = x^T @ dy,  db = the column sums of dy
+      const Scalar *px = xn->data.data(), *pw = wn->data.data(), *dy = on->grad.data();
+      if (use_reference()) {
+        reference::linear_backward(px, pw, dy, grad_into(*xn), grad_into(*wn), bn ? grad_into(*bn) : nullptr, M, K, N);
+      } else {
+        fast::linear_backward(px, pw, dy, grad_target(*xn), grad_target(*wn), bn ? grad_target(*bn) : GradTarget{}, M, K, N);
       }
-      if (wn->requires_grad) {
-        const auto [dw, write] = grad_out(*wn);
-        kernels::matmul_tn_acc(xn->data.data(), dy, dw, K, M, N, write);
-      }
-      if (bn && bn->requires_grad) detail::add_column_sums(dy, grad_acc(*bn), M, N);
     });
   }
   return out;
@@ -113,10 +122,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
 // x (..., C) -> (..., N): the paper's position-wise feed-forward network
 // max(0, x w1 + b1) w2 + b2, with w1 (C, F), b1 (F), w2 (F, N), b2 (N), as one
 // op (either bias may be an empty Tensor). The same values as linear, relu,
-// linear, but the first product applies the ReLU as it writes the hidden
-// layer, and in backward the product that makes dhidden applies ReLU's
-// derivative: the (..., F) hidden activations, the widest arrays of a
-// Transformer block, are written and read once a pass instead of three times.
+// linear; as one op the fast path can apply the ReLU and its derivative
+// inside the products (fast_matrix.cpp), so that the (..., F) hidden
+// activations, the widest arrays of a Transformer block, are written and read
+// once a pass instead of three times.
 Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2) {
   for (const Tensor* t : {&x, &w1, &w2}) detail::check_defined("feed_forward", *t);
   const Shape& sx = x.shape();
@@ -138,43 +147,22 @@ Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const T
   Tensor out = Tensor::make_result("feed_forward", shape, parents, Fill::none);
   // hidden = max(0, x w1 + b1), kept for backward (its own buffer, not a node)
   std::shared_ptr<std::vector<Scalar>> hidden = detail::take_scratch(static_cast<std::size_t>(M) * F);
-  kernels::linear_forward(x.data().data(), w1.data().data(), b1 ? b1.data().data() : nullptr, hidden->data(), M, C, F, /*relu=*/true);
-  kernels::linear_forward(hidden->data(), w2.data().data(), b2 ? b2.data().data() : nullptr, out.data().data(), M, F, N);
+  const Scalar *pb1 = b1 ? b1.data().data() : nullptr, *pb2 = b2 ? b2.data().data() : nullptr;
+  if (use_reference()) {
+    reference::feed_forward_forward(x.data().data(), w1.data().data(), pb1, w2.data().data(), pb2, hidden->data(), out.data().data(), M, C, F, N);
+  } else {
+    fast::feed_forward_forward(x.data().data(), w1.data().data(), pb1, w2.data().data(), pb2, hidden->data(), out.data().data(), M, C, F, N);
+  }
   if (out.records()) {
     out.set_backward([xn = x.node(), w1n = w1.node(), w2n = w2.node(), b1n = b1 ? b1.node() : nullptr, b2n = b2 ? b2.node() : nullptr,
                       on = out.node(), hidden, M, C, F, N] {
-      // in the forward pass this was: h = max(0, x w1 + b1), y = h w2 + b2, so now we have:
-      //   dw2 += h^T dy,  db2 += column sums of dy,  dh = dy w2^T where h > 0, else 0,
-      //   dw1 += x^T dh,  db1 += column sums of dh,  dx += dh w1^T
-      const Scalar* dy = on->grad.data();
-      const Scalar* h = hidden->data();
-      if (w2n->requires_grad) {
-        const auto [dw2, write] = grad_out(*w2n);
-        kernels::matmul_tn_acc(h, dy, dw2, F, M, N, write);
-      }
-      if (b2n && b2n->requires_grad) detail::add_column_sums(dy, grad_acc(*b2n), M, N);
-      // The rest in blocks of kBlockRows rows, so that a block's dh (rows, F) is
-      // made, used three times and dropped while it is still in the cache.
-      const GradOut dw1 = grad_out(*w1n), dx = grad_out(*xn);
-      Scalar* db1 = b1n ? grad_acc(*b1n) : nullptr;
-      if (!dw1.data && !dx.data && !db1) return;
-      const int block = std::min(M, kBlockRows);
-      std::shared_ptr<std::vector<Scalar>> dhidden = detail::take_scratch(static_cast<std::size_t>(block) * F);
-      Scalar* dh = dhidden->data();
-      // w2^T and w1^T, made once for all the blocks
-      std::shared_ptr<std::vector<Scalar>> w2t = detail::take_scratch(static_cast<std::size_t>(N) * F), w1t;
-      kernels::transpose(w2n->data.data(), N, w2t->data(), F, N);
-      if (dx.data) {
-        w1t = detail::take_scratch(static_cast<std::size_t>(F) * C);
-        kernels::transpose(w1n->data.data(), F, w1t->data(), C, F);
-      }
-      for (int r0 = 0; r0 < M; r0 += block) {
-        const int rows = std::min(block, M - r0);
-        const auto at = [r0](const Scalar* p, int width) { return p + static_cast<std::size_t>(r0) * width; };
-        kernels::matmul_strided_acc({at(dy, N), N, 1}, {w2t->data(), F, false}, {dh, F, true}, rows, N, F, /*gate=*/at(h, F));
-        if (dw1.data) kernels::matmul_tn_acc(at(xn->data.data(), C), dh, dw1.data, C, rows, F, dw1.overwrite && r0 == 0);
-        if (db1) detail::add_column_sums(dh, db1, rows, F);
-        if (dx.data) kernels::matmul_strided_acc({dh, F, 1}, {w1t->data(), C, false}, {dx.data + static_cast<std::size_t>(r0) * C, C, dx.overwrite}, rows, F, C);
+      const Scalar *px = xn->data.data(), *pw1 = w1n->data.data(), *pw2 = w2n->data.data(), *dy = on->grad.data();
+      if (use_reference()) {
+        reference::feed_forward_backward(px, pw1, pw2, hidden->data(), dy, grad_into(*xn), grad_into(*w1n), b1n ? grad_into(*b1n) : nullptr,
+                                         grad_into(*w2n), b2n ? grad_into(*b2n) : nullptr, M, C, F, N);
+      } else {
+        fast::feed_forward_backward(px, pw1, pw2, hidden->data(), dy, grad_target(*xn), grad_target(*w1n), b1n ? grad_target(*b1n) : GradTarget{},
+                                    grad_target(*w2n), b2n ? grad_target(*b2n) : GradTarget{}, M, C, F, N);
       }
     });
   }

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <limits>
 
-#include "autograd/fastmath.h"
 #include "autograd/detail.h"
+#include "autograd/fast.h"
+#include "autograd/kernel_path.h"
 #include "autograd/ops.h"
+#include "autograd/reference/reference.h"
 
 namespace ag::inline AG_PRECISION {
 
@@ -27,12 +29,19 @@ Tensor softmax(const Tensor& x) {
   const std::size_t V = last_dim("softmax", x);
   const std::size_t rows = V ? x.numel() / V : 0;
   Tensor out = Tensor::make_result("softmax", x.shape(), {&x}, Fill::none);
-  detail::softmax_rows(x.data().data(), out.data().data(), rows, V);
+  if (use_reference()) {
+    reference::softmax_forward(x.data().data(), out.data().data(), rows, V);
+  } else {
+    fast::softmax_forward(x.data().data(), out.data().data(), rows, V);
+  }
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
       // dy_i/dx_j = y_i (delta_ij - y_j), so dx_j = y_j (g_j - sum_i g_i y_i)
-      const auto [dxs, write] = grad_out(*xn);
-      for (std::size_t r = 0; r < rows; ++r) detail::softmax_backward_row(on->data.data() + r * V, on->grad.data() + r * V, dxs + r * V, V, 1, write);
+      if (use_reference()) {
+        reference::softmax_backward(on->data.data(), on->grad.data(), grad_into(*xn), rows, V);
+      } else {
+        fast::softmax_backward(on->data.data(), on->grad.data(), grad_target(*xn), rows, V);
+      }
     });
   }
   return out;
@@ -43,28 +52,19 @@ Tensor log_softmax(const Tensor& x) {
   const std::size_t V = last_dim("log_softmax", x);
   const std::size_t rows = V ? x.numel() / V : 0;
   Tensor out = Tensor::make_result("log_softmax", x.shape(), {&x}, Fill::none);
-  for (std::size_t r = 0; r < rows; ++r) {
-    const Scalar* xr = x.data().data() + r * V;
-    Scalar* yr = out.data().data() + r * V;
-    const Scalar mx = *std::max_element(xr, xr + V);
-    Scalar total = 0;
-    for (std::size_t j = 0; j < V; ++j) total += fast::exp(xr[j] - mx);
-    // (x - max) - log(total), not x - (max + log(total)): with large x the
-    // latter loses the small digits of log(total) to rounding in float32.
-    const Scalar log_total = std::log(total);
-    for (std::size_t j = 0; j < V; ++j) yr[j] = (xr[j] - mx) - log_total;
+  if (use_reference()) {
+    reference::log_softmax_forward(x.data().data(), out.data().data(), rows, V);
+  } else {
+    fast::log_softmax_forward(x.data().data(), out.data().data(), rows, V);
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
       // y = x - logsumexp(x), so dx_j = g_j - softmax(x)_j * sum_i g_i, softmax = exp(y)
-      Scalar* dxs = grad_acc(*xn);
-      for (std::size_t r = 0; r < rows; ++r) {
-        const Scalar* y = on->data.data() + r * V;
-        const Scalar* g = on->grad.data() + r * V;
-        Scalar* dx = dxs + r * V;
-        Scalar gsum = 0;
-        for (std::size_t j = 0; j < V; ++j) gsum += g[j];
-        for (std::size_t j = 0; j < V; ++j) dx[j] += g[j] - fast::exp(y[j]) * gsum;
+      Scalar* dx = grad_into(*xn);
+      if (use_reference()) {
+        reference::log_softmax_backward(on->data.data(), on->grad.data(), dx, rows, V);
+      } else {
+        fast::log_softmax_backward(on->data.data(), on->grad.data(), dx, rows, V);
       }
     });
   }
@@ -90,28 +90,18 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
   Tensor out = Tensor::make_result("cross_entropy", {}, {&logits});
   // Keep the probabilities: the backward pass is (probabilities - one_hot(target)) / counted.
   std::vector<Scalar> probs(logits.numel());
-  detail::softmax_rows(logits.data().data(), probs.data(), rows, V);
-  double total = 0;
-  for (std::size_t r = 0; r < rows; ++r) {
-    if (targets[r] == ignore_index) continue;
-    const Scalar* xr = logits.data().data() + r * V;
-    const Scalar mx = *std::max_element(xr, xr + V);
-    double z = 0;
-    for (std::size_t j = 0; j < V; ++j) z += fast::exp(xr[j] - mx);
-    total += static_cast<double>(mx) + std::log(z) - static_cast<double>(xr[targets[r]]);
-  }
+  const double total = use_reference() ? reference::cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V)
+                                       : fast::cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V);
   const Scalar scale = counted ? Scalar(1) / static_cast<Scalar>(counted) : Scalar(0);
   out.data()[0] = static_cast<Scalar>(total * scale);
   if (out.records()) {
     out.set_backward([xn = logits.node(), on = out.node(), probs = std::move(probs), targets, ignore_index, rows, V, scale] {
       const Scalar g = on->grad[0] * scale;
-      Scalar* dlogits = grad_acc(*xn);
-      for (std::size_t r = 0; r < rows; ++r) {
-        if (targets[r] == ignore_index) continue;
-        Scalar* dx = dlogits + r * V;
-        const Scalar* p = probs.data() + r * V;
-        for (std::size_t j = 0; j < V; ++j) dx[j] += g * p[j];
-        dx[targets[r]] -= g;
+      Scalar* dlogits = grad_into(*xn);
+      if (use_reference()) {
+        reference::cross_entropy_backward(probs.data(), targets, ignore_index, g, dlogits, rows, V);
+      } else {
+        fast::cross_entropy_backward(probs.data(), targets, ignore_index, g, dlogits, rows, V);
       }
     });
   }
@@ -136,12 +126,12 @@ Tensor mse(const Tensor& pred, const Tensor& target) {
     out.set_backward([pn = pred.node(), tn = target.node(), on = out.node(), scale] {
       // d/dpred (pred - target)^2 / n = 2 (pred - target) / n
       const Scalar g = 2 * on->grad[0] * scale;
-      Scalar* dpred = grad_acc(*pn);
-      Scalar* dtarget = grad_acc(*tn);
+      Scalar* dpred = grad_into(*pn);
+      Scalar* dtarget = grad_into(*tn);
       for (std::size_t i = 0; i < pn->data.size(); ++i) {
         const Scalar d = g * (pn->data[i] - tn->data[i]);
-        if (dpred) dpred[i] += d;
-        if (dtarget) dtarget[i] -= d;
+        if (dpred) dpred[i] = d;
+        if (dtarget) dtarget[i] = -d;
       }
     });
   }
@@ -172,7 +162,7 @@ Tensor embedding(const Tensor& weight, const std::vector<int>& ids, const Shape&
   if (out.records()) {
     out.set_backward([wn = weight.node(), on = out.node(), ids, C] {
       // each output row was a copy of row ids[r]: send its gradient back there (a row used twice gets both)
-      Scalar* dweight = grad_acc(*wn);
+      Scalar* dweight = grad_target(*wn, Fill::zeros).data;  // rows no id picked get nothing
       for (std::size_t r = 0; r < ids.size(); ++r) {
         Scalar* dw = dweight + static_cast<std::size_t>(ids[r]) * C;
         const Scalar* g = on->grad.data() + r * C;
@@ -198,11 +188,9 @@ Tensor masked_fill(const Tensor& x, const std::vector<std::uint8_t>& mask, const
   detail::for_each_broadcast(plan, [&](std::size_t i, std::size_t, std::size_t im) { po[i] = mask[im] ? value : px[i]; });
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), plan, mask] {
-      Scalar* dx = grad_acc(*xn);
+      Scalar* dx = grad_into(*xn);
       const Scalar* g = on->grad.data();
-      detail::for_each_broadcast(plan, [&](std::size_t i, std::size_t, std::size_t im) {
-        if (!mask[im]) dx[i] += g[i];
-      });
+      detail::for_each_broadcast(plan, [&](std::size_t i, std::size_t, std::size_t im) { dx[i] = mask[im] ? Scalar(0) : g[i]; });
     });
   }
   return out;
@@ -229,16 +217,19 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
   Tensor out = Tensor::make_result("layer_norm", x.shape(), {&x, &gamma, &beta}, Fill::none);
   // Keep what backward needs: each row's mean and 1/std (it recomputes xhat from x).
   std::vector<Scalar> mean(rows), rstd(rows);
-  detail::layer_norm_rows(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(), mean.data(), rstd.data(), rows, C, eps);
+  if (use_reference()) {
+    reference::layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(), mean.data(), rstd.data(), rows, C, eps);
+  } else {
+    fast::layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(), mean.data(), rstd.data(), rows, C, eps);
+  }
   if (out.records()) {
-    out.set_backward([xn = x.node(), gn = gamma.node(), bn = beta.node(), on = out.node(), mean = std::move(mean),
-                      rstd = std::move(rstd), rows, C] {
-      // in the forward pass this was: y = xhat * gamma + beta, xhat = (x - mean) * rstd, so now we have:
-      //   dgamma += sum over rows of dy * xhat,  dbeta += sum over rows of dy,
-      //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),  dxhat = dy * gamma
-      const auto [dx, write] = grad_out(*xn);
-      detail::layer_norm_backward_rows(xn->data.data(), on->grad.data(), gn->data.data(), mean.data(), rstd.data(), grad_acc(*gn), grad_acc(*bn),
-                                       dx, write, rows, C);
+    out.set_backward([xn = x.node(), gn = gamma.node(), bn = beta.node(), on = out.node(), mean = std::move(mean), rstd = std::move(rstd), rows, C] {
+      const Scalar *px = xn->data.data(), *pgamma = gn->data.data(), *dy = on->grad.data();
+      if (use_reference()) {
+        reference::layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_into(*xn), grad_into(*gn), grad_into(*bn), rows, C);
+      } else {
+        fast::layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_target(*xn), grad_target(*gn), grad_target(*bn), rows, C);
+      }
     });
   }
   return out;
@@ -258,37 +249,12 @@ Tensor rotary(const Tensor& x, Scalar base, int period) {
   }
   const auto P = period > 0 ? static_cast<std::size_t>(period) : D;  // channels rotated as one group
   const std::size_t batch = (T > 0 && D > 0) ? x.numel() / (T * D) : 0;
-  // cos and sin of every (position, pair) angle, shared by forward and backward.
-  std::vector<Scalar> cosines(T * D / 2), sines(T * D / 2);
-  for (std::size_t t = 0; t < T; ++t) {
-    for (std::size_t i = 0; i < D / 2; ++i) {
-      const double pair = static_cast<double>((2 * i) % P);  // 2i within its group
-      const double angle = static_cast<double>(t) * std::pow(static_cast<double>(base), -pair / static_cast<double>(P));
-      cosines[t * D / 2 + i] = static_cast<Scalar>(std::cos(angle));
-      sines[t * D / 2 + i] = static_cast<Scalar>(std::sin(angle));
-    }
-  }
   Tensor out = Tensor::make_result("rotary", x.shape(), {&x}, Fill::none);
-  // (a, b) -> (a cos - b sin, a sin + b cos); backward rotates the gradient back by -angle.
-  auto rotate = [cosines = std::move(cosines), sines = std::move(sines), batch, T, D](const Scalar* in, Scalar* o,
-                                                                                    Scalar sign, bool accumulate) {
-    for (std::size_t n = 0; n < batch; ++n) {
-      for (std::size_t t = 0; t < T; ++t) {
-        const std::size_t row = (n * T + t) * D;
-        for (std::size_t i = 0; i < D / 2; ++i) {
-          const Scalar c = cosines[t * D / 2 + i], s = sign * sines[t * D / 2 + i];
-          const Scalar a = in[row + 2 * i], b = in[row + 2 * i + 1];
-          if (!accumulate) o[row + 2 * i] = o[row + 2 * i + 1] = 0;
-          o[row + 2 * i] += a * c - b * s;
-          o[row + 2 * i + 1] += a * s + b * c;
-        }
-      }
-    }
-  };
-  rotate(x.data().data(), out.data().data(), Scalar(1), false);
+  // One plain implementation (reference/rotary.cpp): a pass over x, no product to speed up.
+  reference::rotary_forward(x.data().data(), out.data().data(), batch, T, D, P, base);
   if (out.records()) {
-    out.set_backward([xn = x.node(), on = out.node(), rotate = std::move(rotate)] {
-      rotate(on->grad.data(), grad_acc(*xn), Scalar(-1), true);
+    out.set_backward([xn = x.node(), on = out.node(), batch, T, D, P, base] {
+      if (Scalar* dx = grad_into(*xn)) reference::rotary_backward(on->grad.data(), dx, batch, T, D, P, base);
     });
   }
   return out;
@@ -307,8 +273,8 @@ Tensor dropout(const Tensor& x, Scalar p, Rng& rng, bool training) {
   for (std::size_t i = 0; i < keep.size(); ++i) out.data()[i] = x.data()[i] * keep[i];
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), keep = std::move(keep)] {
-      Scalar* dx = grad_acc(*xn);
-      for (std::size_t i = 0; i < keep.size(); ++i) dx[i] += on->grad[i] * keep[i];
+      Scalar* dx = grad_into(*xn);
+      for (std::size_t i = 0; i < keep.size(); ++i) dx[i] = on->grad[i] * keep[i];
     });
   }
   return out;

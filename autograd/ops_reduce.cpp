@@ -17,8 +17,8 @@ Tensor scaled_total(const char* op, const Tensor& x, Scalar scale) {
     out.set_backward([xn = x.node(), on = out.node(), scale] {
       // every element contributed once, with weight `scale`
       const Scalar g = on->grad[0] * scale;
-      Scalar* dx = grad_acc(*xn);
-      for (std::size_t i = 0; i < xn->data.size(); ++i) dx[i] += g;
+      Scalar* dx = grad_into(*xn);
+      std::fill(dx, dx + xn->data.size(), g);
     });
   }
   return out;
@@ -44,12 +44,12 @@ Tensor scaled_axis_sum(const char* op, const Tensor& x, int axis, bool is_mean) 
   for (Scalar& v : out.data()) v *= scale;
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), s, scale] {
-      Scalar* dxs = grad_acc(*xn);
+      Scalar* dxs = grad_into(*xn);
       for (std::size_t o = 0; o < s.outer; ++o) {
         const Scalar* g = on->grad.data() + o * s.inner;
         for (std::size_t k = 0; k < s.n; ++k) {
           Scalar* dx = dxs + (o * s.n + k) * s.inner;
-          for (std::size_t i = 0; i < s.inner; ++i) dx[i] += g[i] * scale;
+          for (std::size_t i = 0; i < s.inner; ++i) dx[i] = g[i] * scale;
         }
       }
     });

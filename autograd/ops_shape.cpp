@@ -30,10 +30,7 @@ Tensor reshape(const Tensor& x, Shape shape) {
   Tensor out = Tensor::make_result("reshape", std::move(shape), {&x}, Fill::none);
   std::copy(x.data().begin(), x.data().end(), out.data().begin());
   if (out.records()) {
-    out.set_backward([xn = x.node(), on = out.node()] {
-      const auto [dx, write] = grad_out(*xn);
-      for (std::size_t i = 0; i < on->grad.size(); ++i) detail::put(dx[i], on->grad[i], write);
-    });
+    out.set_backward([xn = x.node()] { grad_pass(*xn); });  // the same values in the same order: dx = dout
   }
   return out;
 }
@@ -57,12 +54,12 @@ Tensor transpose(const Tensor& x) {
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), batch, mn, M, N] {
       // in the forward pass this was: out[b, j, i] = x[b, i, j], so dx[b, i, j] += dout[b, j, i]
-      Scalar* dxs = grad_acc(*xn);
+      Scalar* dxs = grad_into(*xn);
       for (std::size_t b = 0; b < batch; ++b) {
         const Scalar* g = on->grad.data() + b * mn;
         Scalar* dx = dxs + b * mn;
         for (int i = 0; i < M; ++i)
-          for (int j = 0; j < N; ++j) dx[i * N + j] += g[j * M + i];
+          for (int j = 0; j < N; ++j) dx[i * N + j] = g[j * M + i];
       }
     });
   }
@@ -89,7 +86,7 @@ Tensor slice(const Tensor& x, int axis, int start, int end) {
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), s, len, offset] {
-      Scalar* dxs = grad_acc(*xn);
+      Scalar* dxs = grad_target(*xn, Fill::zeros).data;  // nothing outside the slice
       for (std::size_t o = 0; o < s.outer; ++o) {
         Scalar* dx = dxs + o * s.n * s.inner + offset;
         const Scalar* g = on->grad.data() + o * len;
@@ -144,14 +141,14 @@ Tensor concat(const std::vector<Tensor>& xs, int axis) {
   }
   if (out.records()) {
     out.set_backward([on = out.node(), s, axis] {
+      // Input k's rows o come from rows o of the output, at the offset where the inputs before it end.
+      std::vector<Scalar*> dxs;
+      for (auto& xn : on->parents) dxs.push_back(grad_into(*xn));
       std::size_t at = 0;
       for (std::size_t o = 0; o < s.outer; ++o) {
-        for (auto& xn : on->parents) {
-          const std::size_t len = static_cast<std::size_t>(xn->shape[static_cast<std::size_t>(axis)]) * s.inner;
-          if (xn->requires_grad) {
-            Scalar* dx = grad_acc(*xn) + o * len;
-            for (std::size_t i = 0; i < len; ++i) dx[i] += on->grad[at + i];
-          }
+        for (std::size_t k = 0; k < dxs.size(); ++k) {
+          const std::size_t len = static_cast<std::size_t>(on->parents[k]->shape[static_cast<std::size_t>(axis)]) * s.inner;
+          if (dxs[k]) std::copy_n(on->grad.data() + at, len, dxs[k] + o * len);
           at += len;
         }
       }

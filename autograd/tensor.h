@@ -119,28 +119,39 @@ class Tensor {
   std::shared_ptr<Node> node_;
 };
 
-// For op implementations: where an op's backward puts an input's gradient
-// (nullptr for an input that needs none). The buffer is made when the first
-// contribution arrives:
-//   grad_acc: zeroed then, so the op adds into it with += (every op's default);
-//   grad_out: not zeroed; `overwrite` says this is the first contribution, and
-//             then the op must write (=) every element instead of adding. For
-//             the big ops whose contribution covers the whole gradient in one
-//             pass, it saves zeroing and re-reading megabytes per step.
-// Call them on the thread running backward, before any parallel loop, and, in
-// an op with several inputs that may be one tensor, in the order it writes them.
-Scalar* grad_acc(Node& n);
-struct GradOut {
-  Scalar* data;
-  bool overwrite;
+// The one rule for gradients, as PyTorch's input buffer has it: an op's
+// backward only computes its contribution to each input's gradient; the
+// engine decides how the contribution lands. The first one to reach an input
+// becomes its gradient (written in place, or moved), and every later one is
+// added to it, so no op needs to know whether it comes first, nor in what
+// order it handles inputs that are one tensor (a + a; attention of x, x, x).
+// Call these on the thread running backward, before any parallel loop.
+//
+// grad_into(x, fill): where this op writes its contribution to x, x's size;
+//   nullptr when x needs no gradient. With Fill::none the op writes (=) every
+//   element; with Fill::zeros the buffer starts at zero and the op adds (+=)
+//   where it contributes (slice, embedding, a bias summed over rows).
+// grad_pass(x): x's contribution is this op's output gradient itself (add's
+//   first input, reshape). The engine moves it into place when it can.
+Scalar* grad_into(Node& x, Fill fill = Fill::none);
+void grad_pass(Node& x);
+
+// The one fast path, for the fast kernels that can add a result into their
+// destination as they write it (c += a @ b in the product's last step): when
+// an earlier op's contribution to x is already there, grad_target(x) hands
+// over x's gradient itself, to add to, instead of a buffer of its own that
+// the engine adds in afterwards (a pass over memory saved: 5% of a
+// Transformer step, where the residual stream feeds four ops). Otherwise it
+// is grad_into(x, fill): with Fill::none, write; with Fill::zeros (an op that
+// adds its contribution in pieces: a bias summed over rows, embedding rows, a
+// slice) the buffer starts at zero and `add` is true, so the op always adds.
+// An input met twice by one op still gets a buffer of its own the second
+// time, so the order of the op's loops never matters.
+struct GradTarget {
+  Scalar* data = nullptr;  // nullptr: x needs no gradient
+  bool add = false;        // add (+=) to what is there, else write (=)
 };
-GradOut grad_out(Node& n);
-// For an op whose contribution to input n's gradient is exactly its output's
-// gradient (add's first input): when it is n's first contribution and the
-// output does not keep its gradient (retain_grad), the output's buffer becomes
-// n's, moved, not copied, and this returns true (a pointer taken to the
-// output's gradient before still points at it). Else false: use grad_out.
-bool grad_pass(Node& n, Node& out);
+GradTarget grad_target(Node& x, Fill fill = Fill::none);
 
 // Grad mode: while a NoGrad guard lives (on this thread), ops record no graph.
 bool grad_enabled();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "autograd/kernel_path.h"
 #include "src/bench/workloads.h"
 #include "src/cli/commands.h"
 
@@ -53,6 +54,24 @@ int main(int argc, char** argv) {
   seqgrad::cli::add_inspect_commands(app, commands);
   seqgrad::cli::add_lab_commands(app, commands);
 
+  // Every command that computes can run through the plain reference ops
+  // instead of the fast kernels (autograd/reference/); the environment's
+  // SEQGRAD_KERNELS sets the default.
+  std::string kernels = "fast";
+  if (const char* env = std::getenv("SEQGRAD_KERNELS")) {
+    kernels = env;
+    if (kernels != "fast" && kernels != "reference") {
+      fmt::print(stderr, "seqgrad: SEQGRAD_KERNELS is '{}'; expected fast or reference\n", kernels);
+      return 2;
+    }
+  }
+  for (const auto& [sub, run] : commands) {
+    if (sub->get_name() == "make-data") continue;
+    sub->add_option("--kernels", kernels, "the ops' implementation: fast, or reference (the plain loops of autograd/reference/)")
+        ->check(CLI::IsMember({"fast", "reference"}))
+        ->capture_default_str();
+  }
+
   // CLI11 would only say that a subcommand is required; name the word it did not know.
   std::string names;
   bool known = false;
@@ -70,6 +89,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
+    ag::set_kernel_path(ag::parse_kernel_path(kernels));
     for (const auto& [sub, run] : commands)
       if (*sub) return run();
   } catch (const std::invalid_argument& e) {  // a value the parser could not judge alone (d_model vs heads, a text file)

@@ -160,3 +160,43 @@ TEST_CASE("bad model configs and inputs are refused by name", "[models][errors]"
   bad.tokens[1] = 9;
   CHECK_THROWS_WITH(m->forward(bad), "token id 9 is outside the model's vocabulary [0, 7)");
 }
+
+namespace {
+// The logits and every parameter's gradient of one forward and backward pass.
+struct Pass {
+  std::vector<ag::Scalar> logits;
+  std::vector<std::vector<ag::Scalar>> grads;
+};
+Pass one_pass(const SequenceModel& m, const ForwardOptions& options) {
+  for (auto& [name, p] : m.named_parameters()) p.zero_grad();
+  const ForwardOutput out = m.forward(input(3, 9), options);
+  ag::sum(ag::mul(out.logits, out.logits)).backward();
+  Pass r{out.logits.data(), {}};
+  for (auto& [name, p] : m.named_parameters()) r.grads.push_back(p.grad());
+  return r;
+}
+double max_rel_diff(const std::vector<ag::Scalar>& a, const std::vector<ag::Scalar>& b) {
+  double diff = 0, scale = 1e-30;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
+    scale = std::max(scale, std::abs(static_cast<double>(b[i])));
+  }
+  return diff / scale;
+}
+}  // namespace
+
+TEST_CASE("the fused RNN (one op per layer) equals the unrolled one: logits and every gradient", "[models][reference]") {
+  ModelConfig c = config("rnn");
+  c.d_model = 12;
+  auto m = make_model(c, 3);
+  ForwardOptions fused;
+  fused.fused = true;
+  const Pass a = one_pass(*m, fused), b = one_pass(*m, {});
+  CHECK(max_rel_diff(a.logits, b.logits) < 1e-5);
+  REQUIRE(a.grads.size() == b.grads.size());
+  for (std::size_t i = 0; i < a.grads.size(); ++i) {
+    INFO("parameter " << m->named_parameters()[i].first);
+    REQUIRE(a.grads[i].size() == b.grads[i].size());
+    CHECK(max_rel_diff(a.grads[i], b.grads[i]) < 1e-5);
+  }
+}

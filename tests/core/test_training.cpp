@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "autograd/kernel_path.h"
 #include "autograd/parallel.h"
 #include "src/train/checkpoint.h"
 #include "src/train/loss.h"
@@ -157,4 +158,22 @@ TEST_CASE("two threads give bitwise the same loss curve as one", "[training][thr
   ag::set_num_threads(1);
   CHECK(losses(one) == losses(two));
   CHECK(one.eval.loss == two.eval.loss);
+}
+
+TEST_CASE("training through the reference ops gives the fast path's loss curve, to float rounding", "[training][reference]") {
+  for (const char* model : {"transformer", "rnn", "lstm"}) {
+    train::TrainConfig c = tiny(model, "copy", 4, 20);
+    c.eval_size = 16;
+    const train::TrainResult fast = train::run_training(c, {});
+    ag::set_kernel_path(ag::KernelPath::reference);
+    const train::TrainResult reference = train::run_training(c, {});
+    ag::set_kernel_path(ag::KernelPath::fast);
+    const std::vector<double> a = losses(fast), b = losses(reference);
+    REQUIRE(a.size() == 20);
+    REQUIRE(b.size() == 20);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      INFO(model << ", step " << i + 1 << ": fast " << a[i] << ", reference " << b[i]);
+      CHECK(std::abs(a[i] - b[i]) <= 1e-4 * std::abs(b[i]));
+    }
+  }
 }

@@ -1,0 +1,95 @@
+// Matrix products, the way they are written on paper: one sum per element.
+#include <algorithm>
+
+#include "autograd/reference/reference.h"
+
+namespace ag::inline AG_PRECISION::reference {
+
+namespace {
+std::size_t at(int row, int col, int width) { return static_cast<std::size_t>(row) * static_cast<std::size_t>(width) + static_cast<std::size_t>(col); }
+}  // namespace
+
+// a (M, K) @ b (K, N) -> c (M, N): c[i, j] = sum_k a[i, k] b[k, j]
+void matmul_forward(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      Scalar sum = 0;
+      for (int k = 0; k < K; ++k) sum += a[at(i, k, K)] * b[at(k, j, N)];
+      c[at(i, j, N)] = sum;
+    }
+  }
+}
+
+// in the forward pass this was: c = a @ b, so now we have:
+//   da[i, k] = sum_j dc[i, j] b[k, j]   (dc @ b^T)
+//   db[k, j] = sum_i a[i, k] dc[i, j]   (a^T @ dc)
+void matmul_backward(const Scalar* a, const Scalar* b, const Scalar* dc, Scalar* da, Scalar* db, int M, int K, int N) {
+  if (da) {
+    for (int i = 0; i < M; ++i) {
+      for (int k = 0; k < K; ++k) {
+        Scalar sum = 0;
+        for (int j = 0; j < N; ++j) sum += dc[at(i, j, N)] * b[at(k, j, N)];
+        da[at(i, k, K)] = sum;
+      }
+    }
+  }
+  if (db) {
+    for (int k = 0; k < K; ++k) {
+      for (int j = 0; j < N; ++j) {
+        Scalar sum = 0;
+        for (int i = 0; i < M; ++i) sum += a[at(i, k, K)] * dc[at(i, j, N)];
+        db[at(k, j, N)] = sum;
+      }
+    }
+  }
+}
+
+// y = x @ w + bias, then max(0, y) when relu
+void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N, bool relu) {
+  matmul_forward(x, w, y, M, K, N);
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      Scalar& v = y[at(i, j, N)];
+      if (bias) v += bias[j];
+      if (relu) v = std::max(v, Scalar(0));
+    }
+  }
+}
+
+// db[j] = sum_i dy[i, j]: a bias is added to every row, so its gradient is the sum over rows
+void column_sums(const Scalar* dy, Scalar* db, int M, int N) {
+  for (int j = 0; j < N; ++j) {
+    Scalar sum = 0;
+    for (int i = 0; i < M; ++i) sum += dy[at(i, j, N)];
+    db[j] = sum;
+  }
+}
+
+// in the forward pass this was: y = x @ w + bias, so now we have:
+//   dx = dy @ w^T,  dw = x^T @ dy,  dbias = the column sums of dy
+void linear_backward(const Scalar* x, const Scalar* w, const Scalar* dy, Scalar* dx, Scalar* dw, Scalar* dbias, int M, int K, int N) {
+  matmul_backward(x, w, dy, dx, dw, M, K, N);
+  if (dbias) column_sums(dy, dbias, M, N);
+}
+
+// hidden = max(0, x @ w1 + b1),  y = hidden @ w2 + b2
+void feed_forward_forward(const Scalar* x, const Scalar* w1, const Scalar* b1, const Scalar* w2, const Scalar* b2, Scalar* hidden,
+                          Scalar* y, int M, int C, int F, int N) {
+  linear_forward(x, w1, b1, hidden, M, C, F, /*relu=*/true);
+  linear_forward(hidden, w2, b2, y, M, F, N);
+}
+
+// in the forward pass this was: h = max(0, x w1 + b1), y = h w2 + b2, so now we have:
+//   dw2 = h^T dy,  db2 = column sums of dy,  dh = dy w2^T,
+//   dpre = dh where h > 0, else 0 (ReLU's derivative; h > 0 exactly where x w1 + b1 > 0),
+//   dw1 = x^T dpre,  db1 = column sums of dpre,  dx = dpre w1^T
+void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, const Scalar* hidden, const Scalar* dy, Scalar* dx,
+                           Scalar* dw1, Scalar* db1, Scalar* dw2, Scalar* db2, int M, int C, int F, int N) {
+  std::vector<Scalar> dpre(static_cast<std::size_t>(M) * static_cast<std::size_t>(F));
+  linear_backward(hidden, w2, dy, dpre.data(), dw2, db2, M, F, N);
+  for (std::size_t i = 0; i < dpre.size(); ++i)
+    if (!(hidden[i] > 0)) dpre[i] = 0;
+  linear_backward(x, w1, dpre.data(), dx, dw1, db1, M, C, F);
+}
+
+}  // namespace ag::inline AG_PRECISION::reference
