@@ -64,9 +64,8 @@ namespace {
 
 // The softmax rows below handle element j in lane j % kLanes: each pass keeps
 // kLanes partial results (maxima, sums) side by side, one AVX2 register of
-// floats, and combines them as a tree at the end. (16 lanes, two registers,
-// made attention's rows 30% slower: a row's ragged end is padded to a whole
-// group, and most attention rows have one.)
+// floats, and combines them as a tree at the end. Not 16 lanes: a row's ragged
+// end is padded to a whole group, and most attention rows are short and have one.
 constexpr std::size_t kLanes = 8;
 
 // lane[0] op lane[1] op ... op lane[kLanes - 1], combined as a tree (3 steps, not a chain of 7).

@@ -150,8 +150,8 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       const Scalar* ai = a + i * a_rs;
       Scalar* ci = c + static_cast<long>(i) * ldc + j;
       const Epilogue ej = at(e, i, j);
-      // The output two tiles down, asked for now (2% of a transformer step, where
-      // the FFN's hidden layer is written to a buffer last touched a step ago).
+      // The output two tiles down, asked for now: outputs such as the FFN's hidden
+      // layer are written to buffers last touched a step ago (docs/performance.md).
       constexpr int kAhead = 2;
       // (A write to a line that is not in the cache waits for it to be read in first.)
       if (i + (kAhead + 1) * ROWS <= i_end) prefetch_block<true, 3>(ci + kAhead * ROWS * ldc, ldc, ROWS, COLS);

@@ -1,7 +1,6 @@
 // The matrix-product kernel built for AVX-512 (-march=x86-64-v4, 512-bit
-// vectors). On this project's machines it ran the workloads' shapes at 100-113
-// GFLOP/s against 75-100 for the AVX2 build (make microbench): twice the
-// registers hold a larger tile. kernels.cpp calls it when the CPU says it has
+// vectors): twice the registers hold a larger tile (docs/performance.md has
+// the figures against the AVX2 build). kernels.cpp calls it when the CPU says it has
 // AVX-512 (valgrind's virtual CPU does not, so memcheck runs the other).
 #define SEQGRAD_TILE_ROWS 4
 #define SEQGRAD_TILE_BYTES 256  // 64 floats: four 512-bit registers per row, 16 accumulators

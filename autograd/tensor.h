@@ -140,8 +140,8 @@ void grad_pass(Node& x);
 // destination as they write it (c += a @ b in the product's last step): when
 // an earlier op's contribution to x is already there, grad_target(x) hands
 // over x's gradient itself, to add to, instead of a buffer of its own that
-// the engine adds in afterwards (a pass over memory saved: 5% of a
-// Transformer step, where the residual stream feeds four ops). Otherwise it
+// the engine adds in afterwards: a pass over memory saved each time, which
+// matters where the residual stream feeds four ops. Otherwise it
 // is grad_into(x, fill): with Fill::none, write; with Fill::zeros (an op that
 // adds its contribution in pieces: a bias summed over rows, embedding rows, a
 // slice) the buffer starts at zero and `add` is true, so the op always adds.

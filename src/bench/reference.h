@@ -1,4 +1,4 @@
-// The PyTorch reference of ../shared/bench/torch_reference.py, run from
+// The PyTorch reference of src/bench/torch_reference.py, run from
 // `seqgrad bench --reference`, so that our step time and PyTorch's are taken
 // in one run on one machine and the targets are read as ratios.
 #pragma once

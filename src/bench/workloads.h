@@ -1,4 +1,4 @@
-// The standard workloads of ../shared/WORKLOADS.md, timed: one training step is
+// The standard workloads of docs/workloads.md, timed: one training step is
 // zero the gradients, forward, cross-entropy over every position, backward, one
 // Adam update (lr 1e-3), on random tokens from a fixed seed.
 #pragma once

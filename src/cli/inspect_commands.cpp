@@ -363,7 +363,7 @@ int run_bench(const BenchArgs& a) {
     return 0;
   }
   nlohmann::json j = nlohmann::json::array();
-  fmt::print(human, "standard workloads (../shared/WORKLOADS.md), {} thread(s), {} timed steps each; {}\n", a.threads, a.steps, build);
+  fmt::print(human, "standard workloads (docs/workloads.md), {} thread(s), {} timed steps each; {}\n", a.threads, a.steps, build);
   fmt::print(human, "{:<18} {:>10} {:>16} {:>12} {:>10} {:>8} {:>10}\n", "workload", "median ms", "p10-p90 ms", "tokens/s", "GFLOP/st", "GFLOP/s", "peak MiB");
   for (const auto& name : a.workloads) {
     const bench::BenchResult r = bench::run_workload(bench::find_workload(name), a.steps, a.threads);
@@ -438,7 +438,7 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   bench->add_option("--threads", b->threads, "threads")->check(CLI::Range(1, 256))->capture_default_str();
   bench->add_option("--sweep", b->sweep, "'len': time one step of the RNN and the Transformer at T = 16, 32, ...")->check(CLI::IsMember({"len"}));
   bench->add_option("--sweep-max", b->sweep_max, "longest T of the sweep")->check(CLI::Range(16, 8192))->capture_default_str();
-  bench->add_option("--reference", b->reference, "also run this PyTorch reference (../shared/bench/torch_reference.py) and print the ratios");
+  bench->add_option("--reference", b->reference, "also run this PyTorch reference (src/bench/torch_reference.py) and print the ratios");
   bench->add_option("--python", b->python, "the Python that runs the reference")->capture_default_str();
   bench->add_option("--rounds", b->rounds, "with --reference: rounds of ours then PyTorch's, the verdict from the median ratio")
       ->check(CLI::Range(1, 100))

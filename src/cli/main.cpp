@@ -19,7 +19,7 @@ namespace {
 // The heap those buffers come from gets 2 MiB pages (transparent huge pages,
 // where the kernel allows them on request): a step walks tens of MiB of
 // buffers over and over, and with 4 KiB pages their address translations do
-// not fit the TLB (a transformer step is about 3% faster here). The heap grows
+// not fit the TLB (docs/performance.md has the figures). The heap grows
 // 64 MiB at a time, so that whole 2 MiB pages fit in it; memory is still only
 // taken when touched. Advice only: where it is refused, nothing else changes.
 void use_huge_pages_for_the_heap() {

@@ -211,7 +211,7 @@ TEST_CASE("seqgrad bench --json reports each workload's figures", "[cli][bench]"
 }
 
 TEST_CASE("seqgrad bench --reference runs the reference beside each workload and takes the ratio", "[cli][bench]") {
-  // A stand-in for ../shared/bench/torch_reference.py, run by sh: it says 1000 ms a step, and
+  // A stand-in for src/bench/torch_reference.py, run by sh: it says 1000 ms a step, and
   // writes down how it was called so the test can see what PyTorch would have been asked.
   const std::string dir = "/tmp/seqgrad-bench-reference";
   std::filesystem::create_directories(dir);

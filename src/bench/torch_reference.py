@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""Reference step times for the standard workloads (see docs/workloads.md), in PyTorch on the CPU.
+
+usage: torch_reference.py [--threads N] [--dtype f32|f64] [--steps N] [--workload NAME ...] [--json]
+Prints one line per workload: median milliseconds per training step, and peak RSS in MiB.
+"""
+import argparse, json, math, resource, sys, time
+
+import torch
+import torch.nn as nn
+
+V, D, H, FF, L = 16, 64, 4, 256, 2
+SHAPES = {"rnn": (32, 64), "rnn-fused": (32, 64), "lstm-fused": (32, 64), "gru-fused": (32, 64),
+          "transformer": (32, 64), "transformer-long": (4, 512), "transformer-wide": (16, 128)}
+# transformer-wide: the size a student trains on a text of their own (d_model 256, 8 heads, FFN 1024, 4 layers).
+WIDE = dict(V=96, D=256, H=8, FF=1024, L=4)
+
+
+class SteppedRNN(nn.Module):
+    """An Elman RNN stepped one time step at a time, as a from-scratch engine runs it."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb, self.cell, self.out = nn.Embedding(V, D), nn.RNNCell(D, D), nn.Linear(D, V)
+
+    def forward(self, x):
+        e = self.emb(x)
+        h = torch.zeros(x.shape[0], D, dtype=e.dtype)
+        hs = []
+        for t in range(x.shape[1]):
+            h = self.cell(e[:, t], h)
+            hs.append(h)
+        return self.out(torch.stack(hs, 1))
+
+
+class FusedRNN(nn.Module):
+    """The same RNN through PyTorch's fused nn.RNN kernel."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb, self.rnn, self.out = nn.Embedding(V, D), nn.RNN(D, D, batch_first=True), nn.Linear(D, V)
+
+    def forward(self, x):
+        return self.out(self.rnn(self.emb(x))[0])
+
+
+class FusedGated(nn.Module):
+    """A one-layer LSTM or GRU (hidden 64) through PyTorch's fused kernel."""
+
+    def __init__(self, kind):
+        super().__init__()
+        cell = {"lstm": nn.LSTM, "gru": nn.GRU}[kind]
+        self.emb, self.rnn, self.out = nn.Embedding(V, D), cell(D, D, batch_first=True), nn.Linear(D, V)
+
+    def forward(self, x):
+        return self.out(self.rnn(self.emb(x))[0])
+
+
+class Decoder(nn.Module):
+    """Decoder-only Transformer: post-LN blocks, ReLU FFN, sinusoidal PE, causal mask, no dropout."""
+
+    def __init__(self, T, V=V, D=D, H=H, FF=FF, L=L):
+        super().__init__()
+        self.D = D
+        self.emb, self.out = nn.Embedding(V, D), nn.Linear(D, V)
+        pe = torch.zeros(T, D)
+        pos = torch.arange(T).unsqueeze(1)
+        div = torch.exp(torch.arange(0, D, 2) * (-math.log(10000.0) / D))
+        pe[:, 0::2], pe[:, 1::2] = torch.sin(pos * div), torch.cos(pos * div)
+        self.register_buffer("pe", pe)
+        self.register_buffer("mask", torch.triu(torch.full((T, T), float("-inf")), 1))
+        layer = nn.TransformerEncoderLayer(D, H, FF, dropout=0.0, batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, L, enable_nested_tensor=False)
+
+    def forward(self, x):
+        return self.out(self.enc(self.emb(x) * math.sqrt(self.D) + self.pe, mask=self.mask.to(self.pe.dtype)))
+
+
+def build(name, T):
+    fixed = {"rnn": SteppedRNN, "rnn-fused": FusedRNN,
+             "lstm-fused": lambda: FusedGated("lstm"), "gru-fused": lambda: FusedGated("gru")}
+    if name == "transformer-wide":
+        return Decoder(T, **WIDE)
+    return fixed.get(name, lambda: Decoder(T))()
+
+
+def bench(name, dtype, steps):
+    B, T = SHAPES[name]
+    torch.manual_seed(0)
+    model = build(name, T).to(dtype)
+    opt = torch.optim.Adam(model.parameters(), 1e-3)
+    loss_fn = nn.CrossEntropyLoss()
+    vocab = WIDE["V"] if name == "transformer-wide" else V
+    x, y = torch.randint(0, vocab, (B, T)), torch.randint(0, vocab, (B, T))
+
+    def step():
+        opt.zero_grad()
+        loss_fn(model(x).reshape(-1, vocab), y.reshape(-1)).backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return times[len(times) // 2] * 1e3
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--dtype", choices=["f32", "f64"], default="f32")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--workload", nargs="*", default=list(SHAPES), choices=list(SHAPES))
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    dtype = {"f32": torch.float32, "f64": torch.float64}[a.dtype]
+    rows = []
+    for name in a.workload:
+        ms = bench(name, dtype, a.steps)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        rows.append({"workload": name, "threads": a.threads, "dtype": a.dtype, "ms_per_step_median": round(ms, 3), "peak_rss_mib_so_far": round(rss, 1)})
+    if a.json:
+        json.dump(rows, sys.stdout)
+        print()
+    else:
+        for r in rows:
+            print(f"{r['workload']:17s} threads={r['threads']} {r['dtype']} median_ms_per_step={r['ms_per_step_median']:.2f} peak_rss_mib_so_far={r['peak_rss_mib_so_far']:.0f}")
+
+
+if __name__ == "__main__":
+    main()
