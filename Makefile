@@ -3,7 +3,7 @@
 #   make test   the same set-up, then the whole test suite, and again under ASan + UBSan
 # `make` alone builds build/seqgrad.
 
-PACKAGES := g++ cmake make libfmt-dev libcli11-dev catch2 nlohmann-json3-dev libxml2-utils
+PACKAGES := g++ cmake make libfmt-dev libcli11-dev catch2 nlohmann-json3-dev libxml2-utils clang-format
 BUILD := build
 BUILD_ASAN := build-asan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -12,7 +12,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 ARCH ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo x86-64-v3)
 CTEST_FLAGS := --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build run test test-release test-asan test-fuzz microbench format clean screenshot docs
+.PHONY: all deps build run test test-release test-asan test-fuzz microbench format format-check clean screenshot docs
 
 all: build
 
@@ -42,7 +42,7 @@ build: deps $(BUILD)/CMakeCache.txt
 run: build
 	./$(BUILD)/seqgrad compare
 
-test: test-release test-asan test-fuzz
+test: format-check test-release test-asan test-fuzz
 
 test-release: build
 	ctest --test-dir $(BUILD) $(CTEST_FLAGS)
@@ -85,8 +85,19 @@ microbench: deps
 	cmake --build build-bench -j $(JOBS) --target seqgrad_microbench
 	./build-bench/src/seqgrad_microbench --benchmark_min_time=0.2
 
+# Formatting is clang-format 14's (Debian 12's) with the project's .clang-format;
+# other versions break lines differently, so the check names the one it needs.
+CLANG_FORMAT ?= clang-format
+SOURCES = $(shell git ls-files '*.cpp' '*.h' 2>/dev/null || find autograd src tests -name '*.cpp' -o -name '*.h')
 format:
-	clang-format -i $$(git ls-files '*.cpp' '*.h')
+	$(CLANG_FORMAT) -i $(SOURCES)
+
+format-check: deps
+	@$(CLANG_FORMAT) --version | grep -q "version 14\." || \
+	  { echo "format: needs clang-format 14 (Debian 12's), found: $$($(CLANG_FORMAT) --version)"; exit 1; }
+	@bad=""; for f in $(SOURCES); do $(CLANG_FORMAT) "$$f" | cmp -s - "$$f" || bad="$$bad $$f"; done; \
+	if [ -n "$$bad" ]; then echo "format: not as clang-format writes them (run make format):$$bad"; exit 1; fi; \
+	echo "format: every source file as clang-format writes it"
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) build-bench

@@ -25,7 +25,7 @@ namespace ag::inline AG_PRECISION {
 
 namespace {
 
-constexpr std::size_t kMinElements = 1024;        // below this, malloc does as well
+constexpr std::size_t kMinElements = 1024;  // below this, malloc does as well
 constexpr std::size_t kMaxBytes = std::size_t{512} << 20;
 constexpr std::uint64_t kKeepSteps = 2;
 
@@ -53,7 +53,8 @@ Pool& pool() {
 }
 
 std::atomic<bool>& poisoning() {
-  static std::atomic<bool> on{std::getenv("SEQGRAD_POISON_BUFFERS") && std::string_view(std::getenv("SEQGRAD_POISON_BUFFERS")) == "1"};
+  static std::atomic<bool> on{std::getenv("SEQGRAD_POISON_BUFFERS") &&
+                              std::string_view(std::getenv("SEQGRAD_POISON_BUFFERS")) == "1"};
   return on;
 }
 
@@ -94,7 +95,8 @@ void next_step() {
   Pool& p = pool();
   ++p.step;
   for (auto& [n, entries] : p.free) {
-    const auto stale = std::remove_if(entries.begin(), entries.end(), [&](const Entry& e) { return e.step + kKeepSteps < p.step; });
+    const auto stale =
+        std::remove_if(entries.begin(), entries.end(), [&](const Entry& e) { return e.step + kKeepSteps < p.step; });
     p.bytes -= static_cast<std::size_t>(entries.end() - stale) * n * sizeof(Scalar);
     entries.erase(stale, entries.end());
   }

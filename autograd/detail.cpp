@@ -56,7 +56,8 @@ AxisSplit split_at(const Shape& shape, int axis) {
   AxisSplit s;
   for (int d = 0; d < axis; ++d) s.outer *= static_cast<std::size_t>(shape[d]);
   s.n = static_cast<std::size_t>(shape[axis]);
-  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d) s.inner *= static_cast<std::size_t>(shape[d]);
+  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d)
+    s.inner *= static_cast<std::size_t>(shape[d]);
   return s;
 }
 
@@ -217,14 +218,17 @@ void add_in_lanes(Scalar (&lane)[R][kLanes], std::size_t C, Term term) {
 
 // Layer norm of R rows side by side (R = 8, or 1 for the rows left over).
 template <std::size_t R>
-void layer_norm_group(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mu, Scalar* rs, std::size_t C, Scalar eps) {
+void layer_norm_group(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mu, Scalar* rs,
+                      std::size_t C, Scalar eps) {
   const auto n = static_cast<Scalar>(C);
   Scalar lane[R][kLanes] = {};
   add_in_lanes(lane, C, [&](std::size_t r, std::size_t c) { return x[r * C + c]; });
   for (std::size_t r = 0; r < R; ++r) mu[r] = in_order(lane[r]) / n;
   Scalar square[R][kLanes] = {};
-  add_in_lanes(square, C, [&](std::size_t r, std::size_t c) { return (x[r * C + c] - mu[r]) * (x[r * C + c] - mu[r]); });
-  for (std::size_t r = 0; r < R; ++r) rs[r] = 1 / std::sqrt(in_order(square[r]) / n + eps);  // the biased variance, as the paper's LayerNorm
+  add_in_lanes(square, C,
+               [&](std::size_t r, std::size_t c) { return (x[r * C + c] - mu[r]) * (x[r * C + c] - mu[r]); });
+  for (std::size_t r = 0; r < R; ++r)
+    rs[r] = 1 / std::sqrt(in_order(square[r]) / n + eps);  // the biased variance, as the paper's LayerNorm
   for (std::size_t r = 0; r < R; ++r) {
     const Scalar* xr = x + r * C;
     Scalar* yr = y + r * C;
@@ -235,8 +239,9 @@ void layer_norm_group(const Scalar* x, const Scalar* gamma, const Scalar* beta, 
 
 // Its backward for R rows side by side; xhat: room for R rows of C.
 template <std::size_t R>
-void layer_norm_backward_group(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mu, const Scalar* rs, Scalar* dgamma,
-                               Scalar* dbeta, Scalar* dx, bool write, std::size_t C, Scalar* xhat) {
+void layer_norm_backward_group(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mu,
+                               const Scalar* rs, Scalar* dgamma, Scalar* dbeta, Scalar* dx, bool write, std::size_t C,
+                               Scalar* xhat) {
   for (std::size_t r = 0; r < R; ++r) {  // xhat, recomputed from x: cheaper than keeping it
     const Scalar* xr = x + r * C;
     Scalar* xh = xhat + r * C;
@@ -285,32 +290,38 @@ void layer_norm_backward_group(const Scalar* x, const Scalar* g, const Scalar* g
     const Scalar *gr = g + r * C, *xh = xhat + r * C;
     Scalar* dr = dx + r * C;
 #pragma omp simd
-    for (std::size_t c = 0; c < C; ++c) put(dr[c], rs[r] * (gr[c] * gamma[c] - mean_dxhat - xh[c] * mean_dxhat_xhat), write);
+    for (std::size_t c = 0; c < C; ++c)
+      put(dr[c], rs[r] * (gr[c] * gamma[c] - mean_dxhat - xh[c] * mean_dxhat_xhat), write);
   }
 }
 
 }  // namespace
 
-void layer_norm_rows(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd, std::size_t rows,
-                     std::size_t C, Scalar eps) {
+void layer_norm_rows(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd,
+                     std::size_t rows, std::size_t C, Scalar eps) {
   std::size_t r = 0;
   if (C % kLanes == 0) {
-    for (; r + kLanes <= rows; r += kLanes) layer_norm_group<kLanes>(x + r * C, gamma, beta, y + r * C, mean + r, rstd + r, C, eps);
+    for (; r + kLanes <= rows; r += kLanes)
+      layer_norm_group<kLanes>(x + r * C, gamma, beta, y + r * C, mean + r, rstd + r, C, eps);
   }
   for (; r < rows; ++r) layer_norm_group<1>(x + r * C, gamma, beta, y + r * C, mean + r, rstd + r, C, eps);
 }
 
-void layer_norm_backward_rows(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, Scalar* dgamma,
-                              Scalar* dbeta, Scalar* dx, bool write, std::size_t rows, std::size_t C) {
+void layer_norm_backward_rows(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mean,
+                              const Scalar* rstd, Scalar* dgamma, Scalar* dbeta, Scalar* dx, bool write,
+                              std::size_t rows, std::size_t C) {
   thread_local std::vector<Scalar> xhat;
   xhat.resize(kLanes * C);
   std::size_t r = 0;
   auto at = [&](Scalar* p) { return p ? p + r * C : nullptr; };
   if (C % kLanes == 0) {
     for (; r + kLanes <= rows; r += kLanes)
-      layer_norm_backward_group<kLanes>(x + r * C, g + r * C, gamma, mean + r, rstd + r, dgamma, dbeta, at(dx), write, C, xhat.data());
+      layer_norm_backward_group<kLanes>(x + r * C, g + r * C, gamma, mean + r, rstd + r, dgamma, dbeta, at(dx), write,
+                                        C, xhat.data());
   }
-  for (; r < rows; ++r) layer_norm_backward_group<1>(x + r * C, g + r * C, gamma, mean + r, rstd + r, dgamma, dbeta, at(dx), write, C, xhat.data());
+  for (; r < rows; ++r)
+    layer_norm_backward_group<1>(x + r * C, g + r * C, gamma, mean + r, rstd + r, dgamma, dbeta, at(dx), write, C,
+                                 xhat.data());
 }
 
 namespace {

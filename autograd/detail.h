@@ -85,13 +85,14 @@ void softmax_backward_row(const Scalar* y, const Scalar* g, Scalar* dx, std::siz
 // the ragged end in lane 0), added up in lane order; when C is a whole number
 // of lanes, eight rows go side by side, each pass over all eight before the
 // next, so that their chains (a sum, a square root, a division) overlap.
-void layer_norm_rows(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd, std::size_t rows,
-                     std::size_t C, Scalar eps);
+void layer_norm_rows(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd,
+                     std::size_t rows, std::size_t C, Scalar eps);
 // Its backward, for rows of g = dL/dy: dgamma += g * xhat and dbeta += g, row
 // after row (either may be null), and dx = rstd * (dxhat - mean(dxhat) - xhat
 // * mean(dxhat * xhat)) with dxhat = g * gamma, written (`write`) or added (dx may be null).
-void layer_norm_backward_rows(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, Scalar* dgamma,
-                              Scalar* dbeta, Scalar* dx, bool write, std::size_t rows, std::size_t C);
+void layer_norm_backward_rows(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mean,
+                              const Scalar* rstd, Scalar* dgamma, Scalar* dbeta, Scalar* dx, bool write,
+                              std::size_t rows, std::size_t C);
 
 // db (N) += the column sums of dy (M, N): a bias's gradient.
 void add_column_sums(const Scalar* dy, Scalar* db, int M, int N);

@@ -44,13 +44,15 @@ namespace {
 // What the backward of the op that runs now has handed out, and what its
 // contributions still need once it returns.
 struct Contributions {
-  std::vector<Node*> reached;  // inputs that already had a buffer handed out by this op
+  std::vector<Node*> reached;                                // inputs that already had a buffer handed out by this op
   std::vector<std::pair<Node*, std::vector<Scalar>>> later;  // contributions to add once the op is done
-  std::vector<Node*> passed;   // inputs whose contribution is the op's output gradient
+  std::vector<Node*> passed;                                 // inputs whose contribution is the op's output gradient
 };
 thread_local Contributions g_current;
 
-bool reached(Node& x) { return std::find(g_current.reached.begin(), g_current.reached.end(), &x) != g_current.reached.end(); }
+bool reached(Node& x) {
+  return std::find(g_current.reached.begin(), g_current.reached.end(), &x) != g_current.reached.end();
+}
 
 // Adds `from` into x's gradient, making it (zeros) if no contribution has arrived.
 void add_into(Node& x, const Scalar* from) {
@@ -125,7 +127,8 @@ void grad_pass(Node& x) {
 void Tensor::backward() {
   Node* root = node_.get();
   if (!root) throw ValueError("backward: called on an empty tensor");
-  if (!root->requires_grad) throw ValueError("backward: the tensor does not require a gradient (no parameter reaches it)");
+  if (!root->requires_grad)
+    throw ValueError("backward: the tensor does not require a gradient (no parameter reaches it)");
   std::vector<Node*> order = topological_order(root);
   detail::next_step();
   // Leaves keep (and accumulate into) their gradient; an intermediate's starts

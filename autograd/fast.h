@@ -17,36 +17,41 @@ namespace ag::inline AG_PRECISION::fast {
 
 // The products and the FFN (fast_matrix.cpp): the reference's signatures.
 void matmul_forward(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
-void matmul_backward(const Scalar* a, const Scalar* b, const Scalar* dc, GradTarget da, GradTarget db, int M, int K, int N);
-void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N, bool relu = false);
-void linear_backward(const Scalar* x, const Scalar* w, const Scalar* dy, GradTarget dx, GradTarget dw, GradTarget dbias, int M, int K, int N);
+void matmul_backward(const Scalar* a, const Scalar* b, const Scalar* dc, GradTarget da, GradTarget db, int M, int K,
+                     int N);
+void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N,
+                    bool relu = false);
+void linear_backward(const Scalar* x, const Scalar* w, const Scalar* dy, GradTarget dx, GradTarget dw, GradTarget dbias,
+                     int M, int K, int N);
 void column_sums(const Scalar* dy, GradTarget db, int M, int N);
-void feed_forward_forward(const Scalar* x, const Scalar* w1, const Scalar* b1, const Scalar* w2, const Scalar* b2, Scalar* hidden,
-                          Scalar* y, int M, int C, int F, int N);
-void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, const Scalar* hidden, const Scalar* dy, GradTarget dx,
-                           GradTarget dw1, GradTarget db1, GradTarget dw2, GradTarget db2, int M, int C, int F, int N);
+void feed_forward_forward(const Scalar* x, const Scalar* w1, const Scalar* b1, const Scalar* w2, const Scalar* b2,
+                          Scalar* hidden, Scalar* y, int M, int C, int F, int N);
+void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, const Scalar* hidden, const Scalar* dy,
+                           GradTarget dx, GradTarget dw1, GradTarget db1, GradTarget dw2, GradTarget db2, int M, int C,
+                           int F, int N);
 
 // Softmax, log-softmax, cross-entropy, layer norm (fast_rows.cpp): the reference's signatures.
 void softmax_forward(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V);
 void softmax_backward(const Scalar* y, const Scalar* dy, GradTarget dx, std::size_t rows, std::size_t V);
 void log_softmax_forward(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V);
 void log_softmax_backward(const Scalar* y, const Scalar* dy, Scalar* dx, std::size_t rows, std::size_t V);
-double cross_entropy_forward(const Scalar* logits, const std::vector<int>& targets, int ignore_index, Scalar* probs, std::size_t rows,
-                             std::size_t V);
-void cross_entropy_backward(const Scalar* probs, const std::vector<int>& targets, int ignore_index, Scalar g, Scalar* dlogits,
-                            std::size_t rows, std::size_t V);
-void layer_norm_forward(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd, std::size_t rows,
-                        std::size_t C, Scalar eps);
-void layer_norm_backward(const Scalar* x, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, const Scalar* dy, GradTarget dx,
-                         GradTarget dgamma, GradTarget dbeta, std::size_t rows, std::size_t C);
+double cross_entropy_forward(const Scalar* logits, const std::vector<int>& targets, int ignore_index, Scalar* probs,
+                             std::size_t rows, std::size_t V);
+void cross_entropy_backward(const Scalar* probs, const std::vector<int>& targets, int ignore_index, Scalar g,
+                            Scalar* dlogits, std::size_t rows, std::size_t V);
+void layer_norm_forward(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd,
+                        std::size_t rows, std::size_t C, Scalar eps);
+void layer_norm_backward(const Scalar* x, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, const Scalar* dy,
+                         GradTarget dx, GradTarget dgamma, GradTarget dbeta, std::size_t rows, std::size_t C);
 
 // Attention (fast_attention.cpp). The weights are written only where the
 // backward reads them (the rows' seen keys) unless `whole_weights` asks for
 // every entry (zeros in the masked future), as when they are handed out.
-void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar* out, Scalar* weights, int B, int T, int C, int heads,
-                       bool causal, Scalar scale, bool whole_weights);
-void attention_backward(const Scalar* q, const Scalar* k, const Scalar* v, const Scalar* weights, const Scalar* dout, GradTarget dq,
-                        GradTarget dk, GradTarget dv, int B, int T, int C, int heads, bool causal, Scalar scale);
+void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar* out, Scalar* weights, int B, int T,
+                       int C, int heads, bool causal, Scalar scale, bool whole_weights);
+void attention_backward(const Scalar* q, const Scalar* k, const Scalar* v, const Scalar* weights, const Scalar* dout,
+                        GradTarget dq, GradTarget dk, GradTarget dv, int B, int T, int C, int heads, bool causal,
+                        Scalar scale);
 
 // The vanilla RNN (fast_rnn.cpp). The forward keeps x and the states in
 // time-major order (T, B, ...), each step's rows side by side, for its backward.
@@ -54,9 +59,9 @@ struct RnnSaved {
   std::vector<Scalar> xt;  // x as (T, B, I)
   std::vector<Scalar> hs;  // h0, then h_0 .. h_{T-1}, as (T + 1, B, H)
 };
-void rnn_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* b, Scalar* out, RnnSaved& saved, int B,
-                 int T, int I, int H);
-void rnn_backward(const RnnSaved& saved, const Scalar* w_x, const Scalar* w_h, const Scalar* dout, GradTarget dx, GradTarget dh0,
-                  GradTarget dw_x, GradTarget dw_h, GradTarget db, int B, int T, int I, int H);
+void rnn_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* b, Scalar* out,
+                 RnnSaved& saved, int B, int T, int I, int H);
+void rnn_backward(const RnnSaved& saved, const Scalar* w_x, const Scalar* w_h, const Scalar* dout, GradTarget dx,
+                  GradTarget dh0, GradTarget dw_x, GradTarget dw_h, GradTarget db, int B, int T, int I, int H);
 
 }  // namespace ag::inline AG_PRECISION::fast

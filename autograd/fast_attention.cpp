@@ -41,8 +41,8 @@ struct Layout {
 
 }  // namespace
 
-void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar* out, Scalar* weights, int B, int T, int C, int heads,
-                       bool causal, Scalar scale, bool whole_weights) {
+void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar* out, Scalar* weights, int B, int T,
+                       int C, int heads, bool causal, Scalar scale, bool whole_weights) {
   const Layout L{B, T, C, heads, C / heads, causal};
   const int D = L.D, block = L.block();
   const std::size_t TT = static_cast<std::size_t>(T) * T;
@@ -58,7 +58,8 @@ void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar
         const int i1 = std::min(T, i0 + block), n = L.keys_seen(i1);
         Scalar* wb = w + static_cast<std::size_t>(i0) * T;
         // scores = q k^T, for these queries and the keys they may see
-        kernels::matmul_strided_acc({qh + static_cast<long>(i0) * C, C, 1}, {kt.data(), T, false}, {wb, T, true}, i1 - i0, D, n);
+        kernels::matmul_strided_acc({qh + static_cast<long>(i0) * C, C, 1}, {kt.data(), T, false}, {wb, T, true},
+                                    i1 - i0, D, n);
         // Softmax of each row over the keys it may see; the keys after a
         // query's own are the future, weight exactly 0.
         for (int i = i0; i < i1;) {
@@ -67,7 +68,9 @@ void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar
           const int to = whole_weights ? T : n;
           if (causal && i % 8 == 0 && i + 8 <= i1) {  // eight rows at a time, each written to i + 8
             detail::softmax_causal_rows8(row, row, static_cast<std::size_t>(T), static_cast<std::size_t>(i), scale);
-            for (int r = 0; r < 8; ++r) std::fill(row + static_cast<std::size_t>(r) * T + i + 8, row + static_cast<std::size_t>(r) * T + to, Scalar(0));
+            for (int r = 0; r < 8; ++r)
+              std::fill(row + static_cast<std::size_t>(r) * T + i + 8, row + static_cast<std::size_t>(r) * T + to,
+                        Scalar(0));
             i += 8;
             continue;
           }
@@ -77,7 +80,8 @@ void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar
           ++i;
         }
         // out = weights v, written straight into this head's columns of the output
-        kernels::matmul_strided_acc({wb, T, 1}, {vh, C, false}, {L.head(out, bh) + static_cast<long>(i0) * C, C, true}, i1 - i0, n, D);
+        kernels::matmul_strided_acc({wb, T, 1}, {vh, C, false}, {L.head(out, bh) + static_cast<long>(i0) * C, C, true},
+                                    i1 - i0, n, D);
       }
     }
   });
@@ -85,8 +89,9 @@ void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar
 
 // Causal: the weights and dS are zero above the diagonal, so the keys [j0, j1)
 // get contributions from the queries [j0, T) only.
-void attention_backward(const Scalar* q, const Scalar* k, const Scalar* v, const Scalar* weights, const Scalar* dout, GradTarget dq,
-                        GradTarget dk, GradTarget dv, int B, int T, int C, int heads, bool causal, Scalar scale) {
+void attention_backward(const Scalar* q, const Scalar* k, const Scalar* v, const Scalar* weights, const Scalar* dout,
+                        GradTarget dq, GradTarget dk, GradTarget dv, int B, int T, int C, int heads, bool causal,
+                        Scalar scale) {
   const Layout L{B, T, C, heads, C / heads, causal};
   const int D = L.D, block = L.block();
   const std::size_t TT = static_cast<std::size_t>(T) * T;
@@ -101,8 +106,9 @@ void attention_backward(const Scalar* q, const Scalar* k, const Scalar* v, const
       if (dv.data) {  // dv = W^T dO
         for (int j0 = 0; j0 < T; j0 += block) {
           const int j1 = std::min(T, j0 + block), from = causal ? j0 : 0;
-          kernels::matmul_strided_acc({w + static_cast<std::size_t>(from) * T + j0, 1, T}, {dout_h + static_cast<long>(from) * C, C, false},
-                                      {L.head(dv.data, bh) + static_cast<long>(j0) * C, C, !dv.add}, j1 - j0, T - from, D);
+          kernels::matmul_strided_acc(
+              {w + static_cast<std::size_t>(from) * T + j0, 1, T}, {dout_h + static_cast<long>(from) * C, C, false},
+              {L.head(dv.data, bh) + static_cast<long>(j0) * C, C, !dv.add}, j1 - j0, T - from, D);
         }
       }
       if (!dq.data && !dk.data) continue;
@@ -111,21 +117,25 @@ void attention_backward(const Scalar* q, const Scalar* k, const Scalar* v, const
         const int i1 = std::min(T, i0 + block), n = L.keys_seen(i1);
         Scalar* ds_block = ds.data() + static_cast<std::size_t>(i0) * T;
         // dW = dO v^T
-        kernels::matmul_strided_acc({dout_h + static_cast<long>(i0) * C, C, 1}, {vt.data(), T, false}, {ds_block, T, true}, i1 - i0, D, n);
-        for (int i = i0; i < i1; ++i) {  // in place: dW becomes dS = W * (dW - rowsum(dW * W)) * scale (zero where W is)
+        kernels::matmul_strided_acc({dout_h + static_cast<long>(i0) * C, C, 1}, {vt.data(), T, false},
+                                    {ds_block, T, true}, i1 - i0, D, n);
+        for (int i = i0; i < i1;
+             ++i) {  // in place: dW becomes dS = W * (dW - rowsum(dW * W)) * scale (zero where W is)
           Scalar* g = ds.data() + static_cast<std::size_t>(i) * T;
-          detail::softmax_backward_row(w + static_cast<std::size_t>(i) * T, g, g, static_cast<std::size_t>(n), scale, /*write=*/true);
+          detail::softmax_backward_row(w + static_cast<std::size_t>(i) * T, g, g, static_cast<std::size_t>(n), scale,
+                                       /*write=*/true);
         }
         if (dq.data) {  // dq = dS k
-          kernels::matmul_strided_acc({ds_block, T, 1}, {kh, C, false}, {L.head(dq.data, bh) + static_cast<long>(i0) * C, C, !dq.add}, i1 - i0, n,
-                                      D);
+          kernels::matmul_strided_acc({ds_block, T, 1}, {kh, C, false},
+                                      {L.head(dq.data, bh) + static_cast<long>(i0) * C, C, !dq.add}, i1 - i0, n, D);
         }
       }
       if (dk.data) {  // dk = dS^T q
         for (int j0 = 0; j0 < T; j0 += block) {
           const int j1 = std::min(T, j0 + block), from = causal ? j0 : 0;
-          kernels::matmul_strided_acc({ds.data() + static_cast<std::size_t>(from) * T + j0, 1, T}, {qh + static_cast<long>(from) * C, C, false},
-                                      {L.head(dk.data, bh) + static_cast<long>(j0) * C, C, !dk.add}, j1 - j0, T - from, D);
+          kernels::matmul_strided_acc(
+              {ds.data() + static_cast<std::size_t>(from) * T + j0, 1, T}, {qh + static_cast<long>(from) * C, C, false},
+              {L.head(dk.data, bh) + static_cast<long>(j0) * C, C, !dk.add}, j1 - j0, T - from, D);
         }
       }
     }

@@ -18,7 +18,8 @@ void matmul_forward(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, i
   kernels::matmul_acc(a, b, c, M, K, N, /*overwrite=*/true);
 }
 
-void matmul_backward(const Scalar* a, const Scalar* b, const Scalar* dc, GradTarget da, GradTarget db, int M, int K, int N) {
+void matmul_backward(const Scalar* a, const Scalar* b, const Scalar* dc, GradTarget da, GradTarget db, int M, int K,
+                     int N) {
   if (da.data) kernels::matmul_nt_acc(dc, b, da.data, M, N, K, /*overwrite=*/!da.add);  // dc @ b^T
   if (db.data) kernels::matmul_tn_acc(a, dc, db.data, K, M, N, /*overwrite=*/!db.add);  // a^T @ dc
 }
@@ -33,14 +34,15 @@ void column_sums(const Scalar* dy, GradTarget db, int M, int N) {
   detail::add_column_sums(dy, db.data, M, N);
 }
 
-void linear_backward(const Scalar* x, const Scalar* w, const Scalar* dy, GradTarget dx, GradTarget dw, GradTarget dbias, int M, int K, int N) {
+void linear_backward(const Scalar* x, const Scalar* w, const Scalar* dy, GradTarget dx, GradTarget dw, GradTarget dbias,
+                     int M, int K, int N) {
   matmul_backward(x, w, dy, dx, dw, M, K, N);
   column_sums(dy, dbias, M, N);
 }
 
 // The first product applies the ReLU as it writes the hidden layer.
-void feed_forward_forward(const Scalar* x, const Scalar* w1, const Scalar* b1, const Scalar* w2, const Scalar* b2, Scalar* hidden,
-                          Scalar* y, int M, int C, int F, int N) {
+void feed_forward_forward(const Scalar* x, const Scalar* w1, const Scalar* b1, const Scalar* w2, const Scalar* b2,
+                          Scalar* hidden, Scalar* y, int M, int C, int F, int N) {
   kernels::linear_forward(x, w1, b1, hidden, M, C, F, /*relu=*/true);
   kernels::linear_forward(hidden, w2, b2, y, M, F, N);
 }
@@ -50,8 +52,9 @@ void feed_forward_forward(const Scalar* x, const Scalar* w1, const Scalar* b1, c
 // that a block's dhidden (rows, F) is made, used three times (dw1, db1, dx)
 // and dropped while it is still in the cache. dw1 adds the blocks' products
 // one after the other, so its rounding differs from one product over all rows.
-void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, const Scalar* hidden, const Scalar* dy, GradTarget dx,
-                           GradTarget dw1, GradTarget db1, GradTarget dw2, GradTarget db2, int M, int C, int F, int N) {
+void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, const Scalar* hidden, const Scalar* dy,
+                           GradTarget dx, GradTarget dw1, GradTarget db1, GradTarget dw2, GradTarget db2, int M, int C,
+                           int F, int N) {
   if (dw2.data) kernels::matmul_tn_acc(hidden, dy, dw2.data, F, M, N, /*overwrite=*/!dw2.add);
   column_sums(dy, db2, M, N);
   if (!dw1.data && !dx.data && !db1.data) return;
@@ -69,11 +72,13 @@ void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, 
   for (int r0 = 0; r0 < M; r0 += block) {
     const int rows = std::min(block, M - r0);
     const auto rows_of = [r0](const Scalar* p, int width) { return p + static_cast<std::size_t>(r0) * width; };
-    kernels::matmul_strided_acc({rows_of(dy, N), N, 1}, {w2t->data(), F, false}, {dh, F, true}, rows, N, F, /*gate=*/rows_of(hidden, F));
+    kernels::matmul_strided_acc({rows_of(dy, N), N, 1}, {w2t->data(), F, false}, {dh, F, true}, rows, N, F,
+                                /*gate=*/rows_of(hidden, F));
     if (dw1.data) kernels::matmul_tn_acc(rows_of(x, C), dh, dw1.data, C, rows, F, /*overwrite=*/!dw1.add && r0 == 0);
     if (db1.data) detail::add_column_sums(dh, db1.data, rows, F);
     if (dx.data) {
-      kernels::matmul_strided_acc({dh, F, 1}, {w1t->data(), C, false}, {dx.data + static_cast<std::size_t>(r0) * C, C, !dx.add}, rows, F, C);
+      kernels::matmul_strided_acc({dh, F, 1}, {w1t->data(), C, false},
+                                  {dx.data + static_cast<std::size_t>(r0) * C, C, !dx.add}, rows, F, C);
     }
   }
 }

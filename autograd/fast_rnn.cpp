@@ -12,15 +12,16 @@
 
 namespace ag::inline AG_PRECISION::fast {
 
-void rnn_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* b, Scalar* out, RnnSaved& saved, int B,
-                 int T, int I, int H) {
+void rnn_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* b, Scalar* out,
+                 RnnSaved& saved, int B, int T, int I, int H) {
   const auto Bs = static_cast<std::size_t>(B), Ts = static_cast<std::size_t>(T), Is = static_cast<std::size_t>(I),
              Hs = static_cast<std::size_t>(H);
   const std::size_t step = Bs * Hs;  // one time step of states, (B, H)
   // x in time-major order, (T, B, I), so that each step's rows are contiguous.
   saved.xt.resize(Ts * Bs * Is);
   for (std::size_t s = 0; s < Bs; ++s)
-    for (std::size_t t = 0; t < Ts; ++t) std::memcpy(&saved.xt[(t * Bs + s) * Is], x + (s * Ts + t) * Is, Is * sizeof(Scalar));
+    for (std::size_t t = 0; t < Ts; ++t)
+      std::memcpy(&saved.xt[(t * Bs + s) * Is], x + (s * Ts + t) * Is, Is * sizeof(Scalar));
   // hs holds h0 then h_0 .. h_{T-1}, each (B, H). First every step's x_t W_x + b, in one product.
   saved.hs.resize((Ts + 1) * step);
   std::copy(h0, h0 + step, saved.hs.begin());
@@ -34,18 +35,20 @@ void rnn_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Sca
     for (std::size_t i = 0; i < step; ++i) h[i] = fast::tanh(h[i]);
   }
   for (std::size_t s = 0; s < Bs; ++s)
-    for (std::size_t t = 0; t < Ts; ++t) std::memcpy(out + (s * Ts + t) * Hs, pre + t * step + s * Hs, Hs * sizeof(Scalar));
+    for (std::size_t t = 0; t < Ts; ++t)
+      std::memcpy(out + (s * Ts + t) * Hs, pre + t * step + s * Hs, Hs * sizeof(Scalar));
 }
 
-void rnn_backward(const RnnSaved& saved, const Scalar* w_x, const Scalar* w_h, const Scalar* dout, GradTarget dx, GradTarget dh0,
-                  GradTarget dw_x, GradTarget dw_h, GradTarget db, int B, int T, int I, int H) {
+void rnn_backward(const RnnSaved& saved, const Scalar* w_x, const Scalar* w_h, const Scalar* dout, GradTarget dx,
+                  GradTarget dh0, GradTarget dw_x, GradTarget dw_h, GradTarget db, int B, int T, int I, int H) {
   const auto Bs = static_cast<std::size_t>(B), Ts = static_cast<std::size_t>(T), Is = static_cast<std::size_t>(I),
              Hs = static_cast<std::size_t>(H);
   const std::size_t step = Bs * Hs;
   // dpre (T, B, H): the gradient reaching each step's pre-activation.
   std::vector<Scalar> dpre(Ts * step);
   for (std::size_t s = 0; s < Bs; ++s)
-    for (std::size_t t = 0; t < Ts; ++t) std::memcpy(&dpre[t * step + s * Hs], dout + (s * Ts + t) * Hs, Hs * sizeof(Scalar));
+    for (std::size_t t = 0; t < Ts; ++t)
+      std::memcpy(&dpre[t * step + s * Hs], dout + (s * Ts + t) * Hs, Hs * sizeof(Scalar));
   // Back through time: dh_t = (output grad at t) + dh_{t+1} W_h^T; dpre_t = dh_t (1 - h_t^2).
   std::vector<Scalar> carry(step, Scalar(0));  // dh_{t} arriving from step t + 1
   for (std::size_t t = Ts; t-- > 0;) {

@@ -9,11 +9,14 @@
 
 namespace ag::inline AG_PRECISION::fast {
 
-void softmax_forward(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V) { detail::softmax_rows(x, y, rows, V); }
+void softmax_forward(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V) {
+  detail::softmax_rows(x, y, rows, V);
+}
 
 void softmax_backward(const Scalar* y, const Scalar* dy, GradTarget dx, std::size_t rows, std::size_t V) {
   if (!dx.data) return;
-  for (std::size_t r = 0; r < rows; ++r) detail::softmax_backward_row(y + r * V, dy + r * V, dx.data + r * V, V, 1, /*write=*/!dx.add);
+  for (std::size_t r = 0; r < rows; ++r)
+    detail::softmax_backward_row(y + r * V, dy + r * V, dx.data + r * V, V, 1, /*write=*/!dx.add);
 }
 
 void log_softmax_forward(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V) {
@@ -39,8 +42,8 @@ void log_softmax_backward(const Scalar* y, const Scalar* dy, Scalar* dx, std::si
   }
 }
 
-double cross_entropy_forward(const Scalar* logits, const std::vector<int>& targets, int ignore_index, Scalar* probs, std::size_t rows,
-                             std::size_t V) {
+double cross_entropy_forward(const Scalar* logits, const std::vector<int>& targets, int ignore_index, Scalar* probs,
+                             std::size_t rows, std::size_t V) {
   detail::softmax_rows(logits, probs, rows, V);
   double total = 0;
   for (std::size_t r = 0; r < rows; ++r) {
@@ -54,8 +57,8 @@ double cross_entropy_forward(const Scalar* logits, const std::vector<int>& targe
   return total;
 }
 
-void cross_entropy_backward(const Scalar* probs, const std::vector<int>& targets, int ignore_index, Scalar g, Scalar* dlogits,
-                            std::size_t rows, std::size_t V) {
+void cross_entropy_backward(const Scalar* probs, const std::vector<int>& targets, int ignore_index, Scalar g,
+                            Scalar* dlogits, std::size_t rows, std::size_t V) {
   for (std::size_t r = 0; r < rows; ++r) {
     Scalar* dx = dlogits + r * V;
     if (targets[r] == ignore_index) {
@@ -68,17 +71,18 @@ void cross_entropy_backward(const Scalar* probs, const std::vector<int>& targets
   }
 }
 
-void layer_norm_forward(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd, std::size_t rows,
-                        std::size_t C, Scalar eps) {
+void layer_norm_forward(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd,
+                        std::size_t rows, std::size_t C, Scalar eps) {
   detail::layer_norm_rows(x, gamma, beta, y, mean, rstd, rows, C, eps);
 }
 
-void layer_norm_backward(const Scalar* x, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, const Scalar* dy, GradTarget dx,
-                         GradTarget dgamma, GradTarget dbeta, std::size_t rows, std::size_t C) {
+void layer_norm_backward(const Scalar* x, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, const Scalar* dy,
+                         GradTarget dx, GradTarget dgamma, GradTarget dbeta, std::size_t rows, std::size_t C) {
   // The kernel adds dgamma and dbeta in: a buffer to write starts at zero.
   if (dgamma.data && !dgamma.add) std::fill(dgamma.data, dgamma.data + C, Scalar(0));
   if (dbeta.data && !dbeta.add) std::fill(dbeta.data, dbeta.data + C, Scalar(0));
-  detail::layer_norm_backward_rows(x, dy, gamma, mean, rstd, dgamma.data, dbeta.data, dx.data, /*write=*/!dx.add, rows, C);
+  detail::layer_norm_backward_rows(x, dy, gamma, mean, rstd, dgamma.data, dbeta.data, dx.data, /*write=*/!dx.add, rows,
+                                   C);
 }
 
 }  // namespace ag::inline AG_PRECISION::fast

@@ -91,7 +91,8 @@ inline Epilogue at(const Epilogue& e, int i, int j) {
 // The accumulators are vectors, not an array of Scalars, so that they stay in
 // registers through the epilogue too (an array went through the stack there).
 template <int ROWS, int COLS, bool UNIT_RS>
-inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, const Epilogue& e) {
+inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K,
+                 const Epilogue& e) {
   constexpr int kLanes = std::min(COLS, kVectorBytes / static_cast<int>(sizeof(Scalar)));
   constexpr int V = COLS / kLanes;  // vectors per row of the tile
   using Vec = typename VectorOf<kLanes>::type;
@@ -120,8 +121,8 @@ inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
 // The same at the ragged edges, with run-time sizes (cols < NR). Like the
 // tile, it sums over k from zero and adds the sum to c once, so that every
 // element of c is the same sum in the same order whichever path computed it.
-inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, int rows, int cols,
-                 const Epilogue& e) {
+inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K, int rows,
+                 int cols, const Epilogue& e) {
   for (int r = 0; r < rows; ++r) {
     Scalar acc[NR] = {};
     for (int k = 0; k < K; ++k) {
@@ -135,7 +136,8 @@ inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
 
 // c (M, N, rows ldc apart) += a (M, K, read through strides) @ b (K, N, rows ldb apart),
 // each element finished by the epilogue e on its way to c (see kernels.h).
-inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N, const Epilogue& e) {
+inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
+                 int N, const Epilogue& e) {
   // Rows of c in tiles of MR, split between the threads when there is enough
   // work; each thread walks the column panels of b over its own rows, so a
   // K x NR panel stays in its L1 cache while its row tiles pass over it.
@@ -158,7 +160,8 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       // A full tile, or the rows left at the bottom as one smaller tile.
       [&]<int... R>(std::integer_sequence<int, R...>) {
         ((n_rows == R + 1 ? tile<R + 1, COLS, UNIT_RS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K, ej) : void()), ...);
-      }(std::make_integer_sequence<int, ROWS>{});
+      }
+      (std::make_integer_sequence<int, ROWS>{});
     }
   };
   auto panels = [&]<bool UNIT_RS>(int i_begin, int i_end) {
@@ -171,10 +174,11 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   };
   auto rows = [&](int tile_begin, int tile_end) {
     const int i_begin = tile_begin * MR, i_end = std::min(M, tile_end * MR);
-    const int j = a_rs == 1 ? panels.template operator()<true>(i_begin, i_end) : panels.template operator()<false>(i_begin, i_end);
+    const int j = a_rs == 1 ? panels.template operator()<true>(i_begin, i_end)
+                            : panels.template operator()<false>(i_begin, i_end);
     if (j < N) {
-      edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K, i_end - i_begin, N - j,
-           at(e, i_begin, j));
+      edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K,
+           i_end - i_begin, N - j, at(e, i_begin, j));
     }
   };
   constexpr double kParallelWork = 1 << 18;  // multiply-adds below which a second thread costs more than it gives

@@ -11,9 +11,9 @@
 namespace ag::inline AG_PRECISION {
 
 struct GradcheckOptions {
-  double eps = 1e-5;         // step of the central difference (suits float64)
-  double tolerance = 1e-6;   // largest relative error that passes
-  std::uint64_t seed = 1;    // for the random projection of the output
+  double eps = 1e-5;        // step of the central difference (suits float64)
+  double tolerance = 1e-6;  // largest relative error that passes
+  std::uint64_t seed = 1;   // for the random projection of the output
 };
 
 struct GradcheckResult {

@@ -51,7 +51,8 @@ std::string to_dot(const Tensor& root, const std::string& title) {
            (n->requires_grad ? "" : ", style=dashed") + "];\n";
   }
   for (const Node* n : nodes) {
-    for (const auto& p : n->parents) dot += "  n" + std::to_string(id[p.get()]) + " -> n" + std::to_string(id[n]) + ";\n";
+    for (const auto& p : n->parents)
+      dot += "  n" + std::to_string(id[p.get()]) + " -> n" + std::to_string(id[n]) + ";\n";
   }
   return dot + "}\n";
 }

@@ -21,8 +21,9 @@ namespace {
 bool use_avx512() {
 #ifdef SEQGRAD_AVX512_KERNEL
   // SEQGRAD_KERNEL=generic keeps the project's own build (the tests compare the two).
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                          !(std::getenv("SEQGRAD_KERNEL") && std::string_view(std::getenv("SEQGRAD_KERNEL")) == "generic");
+  static const bool yes =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+      !(std::getenv("SEQGRAD_KERNEL") && std::string_view(std::getenv("SEQGRAD_KERNEL")) == "generic");
   return yes;
 #else
   return false;
@@ -34,9 +35,10 @@ bool use_avx512() {
 // Both add up every product in the same order, so the results are the same bits
 // when the project's target has FMA too (x86-64-v3, the Makefile's choice on
 // such CPUs); a build without it rounds each product on its own.
-void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N,
-                   const Epilogue& e = {}) {
-  matmul_flops() += 2ULL * static_cast<std::uint64_t>(M) * static_cast<std::uint64_t>(N) * static_cast<std::uint64_t>(K);
+void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
+                   int N, const Epilogue& e = {}) {
+  matmul_flops() +=
+      2ULL * static_cast<std::uint64_t>(M) * static_cast<std::uint64_t>(N) * static_cast<std::uint64_t>(K);
 #ifdef SEQGRAD_AVX512_KERNEL
   if (use_avx512()) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e);
 #endif
@@ -64,7 +66,8 @@ void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, in
   gemm_dispatch(a, 1, M, b, N, c, N, M, K, N, {.overwrite = overwrite});
 }
 
-void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite, const Scalar* gate) {
+void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite,
+                   const Scalar* gate) {
   matmul_strided_acc({a, K, 1}, {b, K, true}, {c, N, overwrite}, M, K, N, gate);
 }
 
@@ -91,7 +94,9 @@ using Row8 = float __attribute__((vector_size(32)));
 
 inline void transpose8x8(const float* x, long ld, float* xt, long ldt) {
   Row8 r[8], t[8], u[8];
-  for (int i = 0; i < 8; ++i) __builtin_memcpy(&r[i], x + i * ld, sizeof r[i]);  // (no function returns a Row8: a build without AVX passes none in registers)
+  for (int i = 0; i < 8; ++i)
+    __builtin_memcpy(&r[i], x + i * ld,
+                     sizeof r[i]);  // (no function returns a Row8: a build without AVX passes none in registers)
   for (int i = 0; i < 8; i += 2) {
     t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
     t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
@@ -114,11 +119,13 @@ inline void transpose8x8(const float* x, long ld, float* xt, long ldt) {
 // fit, the rest of those columns one by one (floats only: f64 returns 0).
 template <class T>
 int transpose_blocks(const T* x, long ld, T* xt, int rows, int cols) {
-  if constexpr (!std::is_same_v<T, float>) return 0;
+  if constexpr (!std::is_same_v<T, float>)
+    return 0;
   else {
     int c0 = 0;
     for (; c0 + 8 <= cols; c0 += 8)
-      for (int r = 0; r + 8 <= rows; r += 8) transpose8x8(x + r * ld + c0, ld, xt + static_cast<long>(c0) * rows + r, rows);
+      for (int r = 0; r + 8 <= rows; r += 8)
+        transpose8x8(x + r * ld + c0, ld, xt + static_cast<long>(c0) * rows + r, rows);
     for (int c = 0; c < c0; ++c)
       for (int r = rows - rows % 8; r < rows; ++r) xt[static_cast<long>(c) * rows + r] = x[r * ld + c];
     return c0;
@@ -145,19 +152,22 @@ void prefetch(const Scalar* x, long ld, int rows, int cols, bool for_writing) {
 void matmul_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j)
-      for (int k = 0; k < K; ++k) c[static_cast<long>(i) * N + j] += a[static_cast<long>(i) * K + k] * b[static_cast<long>(k) * N + j];
+      for (int k = 0; k < K; ++k)
+        c[static_cast<long>(i) * N + j] += a[static_cast<long>(i) * K + k] * b[static_cast<long>(k) * N + j];
 }
 
 void matmul_tn_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j)
-      for (int k = 0; k < K; ++k) c[static_cast<long>(i) * N + j] += a[static_cast<long>(k) * M + i] * b[static_cast<long>(k) * N + j];
+      for (int k = 0; k < K; ++k)
+        c[static_cast<long>(i) * N + j] += a[static_cast<long>(k) * M + i] * b[static_cast<long>(k) * N + j];
 }
 
 void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j)
-      for (int k = 0; k < K; ++k) c[static_cast<long>(i) * N + j] += a[static_cast<long>(i) * K + k] * b[static_cast<long>(j) * K + k];
+      for (int k = 0; k < K; ++k)
+        c[static_cast<long>(i) * N + j] += a[static_cast<long>(i) * K + k] * b[static_cast<long>(j) * K + k];
 }
 
 }  // namespace ag::inline AG_PRECISION::kernels

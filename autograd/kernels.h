@@ -29,12 +29,14 @@ struct Epilogue {
 // c (M, N) += a (M, K) @ b (K, N); with `overwrite`, c = a @ b (c need not be zeroed)
 void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false);
 // y (M, N) = x (M, K) @ w (K, N) + bias (N), or with relu max(0, that): y is only written
-void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N, bool relu = false);
+void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N,
+                    bool relu = false);
 // c (M, N) += a^T @ b, where a is stored as (K, M) and b as (K, N)
 void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false);
 // c (M, N) += a @ b^T, where a is stored as (M, K) and b as (N, K); a `gate`
 // (M, N) zeroes the result where gate <= 0 (ReLU's backward, see Epilogue)
-void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false, const Scalar* gate = nullptr);
+void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite = false,
+                   const Scalar* gate = nullptr);
 
 // The general form, for operands that are blocks of larger arrays (one head's
 // columns of a (B, T, C) tensor, the first rows of a score matrix):
@@ -75,7 +77,8 @@ void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M,
 
 #ifdef SEQGRAD_AVX512_KERNEL
 // c += a @ b through strides, built for AVX-512 (kernels_avx512.cpp); called only when the CPU has it.
-void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N, const Epilogue& e);
+void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
+                 int N, const Epilogue& e);
 #endif
 
 // Which build of the matmul kernel this CPU runs: "avx512" or "generic" (the project's target).

@@ -9,7 +9,8 @@
 
 namespace ag::inline AG_PRECISION::kernels {
 
-void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K, int N, const Epilogue& e) {
+void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
+                 int N, const Epilogue& e) {
   gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e);
 }
 

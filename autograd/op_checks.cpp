@@ -64,12 +64,24 @@ std::vector<Case> all_cases() {
       {"sigmoid", {{{3, 4}}}, [](V x) { return sigmoid(x[0]); }},
       {"relu", {{{3, 4}, nz}}, [](V x) { return relu(x[0]); }},
       {"gelu", {{{3, 4}}}, [](V x) { return gelu(x[0]); }},
-      {"reshape", {{{2, 3, 4}}}, [](V x) { return reshape(x[0], {4, -1}); }},
+      {"reshape",
+       {{{2, 3, 4}}},
+       [](V x) {
+         return reshape(x[0], {4, -1});
+       }},
       {"transpose", {{{2, 3, 4}}}, [](V x) { return transpose(x[0]); }},
       {"slice", {{{2, 5, 3}}}, [](V x) { return slice(x[0], 1, 1, 4); }},
       {"select", {{{2, 5, 3}}}, [](V x) { return select(x[0], -2, 3); }},
-      {"concat", {{{2, 3}}, {{2, 4}}}, [](V x) { return concat({x[0], x[1]}, 1); }},
-      {"stack", {{{2, 3}}, {{2, 3}}, {{2, 3}}}, [](V x) { return stack({x[0], x[1], x[2]}, 1); }},
+      {"concat",
+       {{{2, 3}}, {{2, 4}}},
+       [](V x) {
+         return concat({x[0], x[1]}, 1);
+       }},
+      {"stack",
+       {{{2, 3}}, {{2, 3}}, {{2, 3}}},
+       [](V x) {
+         return stack({x[0], x[1], x[2]}, 1);
+       }},
       {"sum", {{{3, 4}}}, [](V x) { return sum(x[0]); }},
       {"sum (axis)", {{{2, 3, 4}}}, [](V x) { return sum(x[0], 1); }},
       {"mean", {{{3, 4}}}, [](V x) { return mean(x[0]); }},
@@ -78,32 +90,50 @@ std::vector<Case> all_cases() {
       {"matmul (shared weight)", {{{2, 3, 4}}, {{4, 5}}}, [](V x) { return matmul(x[0], x[1]); }},
       {"linear", {{{2, 3, 4}}, {{4, 5}}, {{5}}}, [](V x) { return linear(x[0], x[1], x[2]); }},
       {"linear (no bias)", {{{3, 4}}, {{4, 5}}}, [](V x) { return linear(x[0], x[1], Tensor()); }},
-      {"feed_forward", {{{2, 3, 4}}, {{4, 6}}, {{6}}, {{6, 5}}, {{5}}}, [](V x) { return feed_forward(x[0], x[1], x[2], x[3], x[4]); }},
-      {"feed_forward (no biases)", {{{3, 4}}, {{4, 6}}, {{6, 5}}}, [](V x) { return feed_forward(x[0], x[1], Tensor(), x[2], Tensor()); }},
+      {"feed_forward",
+       {{{2, 3, 4}}, {{4, 6}}, {{6}}, {{6, 5}}, {{5}}},
+       [](V x) { return feed_forward(x[0], x[1], x[2], x[3], x[4]); }},
+      {"feed_forward (no biases)",
+       {{{3, 4}}, {{4, 6}}, {{6, 5}}},
+       [](V x) { return feed_forward(x[0], x[1], Tensor(), x[2], Tensor()); }},
       {"matmul (batched)", {{{2, 3, 4}}, {{2, 4, 5}}}, [](V x) { return matmul(x[0], x[1]); }},
       {"softmax", {{{3, 5}}}, [](V x) { return softmax(x[0]); }},
       {"log_softmax", {{{3, 5}}}, [](V x) { return log_softmax(x[0]); }},
-      {"cross_entropy", {{{2, 3, 5}}},
-       [](V x) { return cross_entropy(x[0], {4, 0, -100, 2, 2, 1}); }},  // one row ignored
+      {"cross_entropy",
+       {{{2, 3, 5}}},
+       [](V x) {
+         return cross_entropy(x[0], {4, 0, -100, 2, 2, 1});
+       }},  // one row ignored
       {"mse", {{{3, 4}}, {{3, 4}}}, [](V x) { return mse(x[0], x[1]); }},
-      {"embedding", {{{6, 3}}},
-       [](V x) { return embedding(x[0], {1, 5, 1, 0}, {2, 2}); }},  // row 1 used twice
-      {"masked_fill (causal)", {{{2, 4, 4}}},
-       [](V x) { return masked_fill(x[0], causal_mask(4), {4, 4}, -1e9); }},
+      {"embedding",
+       {{{6, 3}}},
+       [](V x) {
+         return embedding(x[0], {1, 5, 1, 0}, {2, 2});
+       }},  // row 1 used twice
+      {"masked_fill (causal)",
+       {{{2, 4, 4}}},
+       [](V x) {
+         return masked_fill(x[0], causal_mask(4), {4, 4}, -1e9);
+       }},
       {"layer_norm", {{{2, 3, 5}}, {{5}}, {{5}}}, [](V x) { return layer_norm(x[0], x[1], x[2]); }},
       {"rotary", {{{2, 5, 6}}}, [](V x) { return rotary(x[0], 100); }},
       {"rotary (per head)", {{{2, 5, 8}}}, [](V x) { return rotary(x[0], 100, 4); }},
-      {"attention (causal, 2 heads)", {{{2, 4, 6}}, {{2, 4, 6}}, {{2, 4, 6}}},
+      {"attention (causal, 2 heads)",
+       {{{2, 4, 6}}, {{2, 4, 6}}, {{2, 4, 6}}},
        [](V x) { return attention(x[0], x[1], x[2], 2, true, 0.5); }},
-      {"attention (full, 3 heads)", {{{2, 3, 6}}, {{2, 3, 6}}, {{2, 3, 6}}},
+      {"attention (full, 3 heads)",
+       {{{2, 3, 6}}, {{2, 3, 6}}, {{2, 3, 6}}},
        [](V x) { return attention(x[0], x[1], x[2], 3, false, 0.7); }},
       // 70 queries: causal attention works in blocks of 32 queries (ops_attention.cpp), so three of them
-      {"attention (causal, 70 steps)", {{{1, 70, 4}}, {{1, 70, 4}}, {{1, 70, 4}}},
+      {"attention (causal, 70 steps)",
+       {{{1, 70, 4}}, {{1, 70, 4}}, {{1, 70, 4}}},
        [](V x) { return attention(x[0], x[1], x[2], 2, true, 0.5); }},
       // B 2, T 5, I 3, H 4: x, h0, W_x, W_h, b
-      {"rnn_tanh", {{{2, 5, 3}}, {{2, 4}}, {{3, 4}}, {{4, 4}}, {{4}}},
+      {"rnn_tanh",
+       {{{2, 5, 3}}, {{2, 4}}, {{3, 4}}, {{4, 4}}, {{4}}},
        [](V x) { return rnn_tanh(x[0], x[1], x[2] * 0.5, x[3] * 0.5, x[4]); }},
-      {"dropout", {{{4, 5}}},
+      {"dropout",
+       {{{4, 5}}},
        [](V x) {
          Rng rng(7);  // the same mask on every evaluation
          return dropout(x[0], 0.3, rng, true);

@@ -47,16 +47,16 @@ inline Tensor operator*(Scalar s, const Tensor& x) { return mul(x, s); }
 inline Tensor operator/(const Tensor& x, Scalar s) { return mul(x, Scalar(1) / s); }
 
 // --- shape (ops_shape.cpp) ---------------------------------------------------
-Tensor reshape(const Tensor& x, Shape shape);  // one dimension may be -1
-Tensor transpose(const Tensor& x);             // swap the last two dims: (..., M, N) -> (..., N, M)
+Tensor reshape(const Tensor& x, Shape shape);                 // one dimension may be -1
+Tensor transpose(const Tensor& x);                            // swap the last two dims: (..., M, N) -> (..., N, M)
 Tensor slice(const Tensor& x, int axis, int start, int end);  // [start, end) along axis
 Tensor select(const Tensor& x, int axis, int index);          // one index; the axis goes away
 Tensor concat(const std::vector<Tensor>& xs, int axis);
-Tensor stack(const std::vector<Tensor>& xs, int axis);        // along a new axis
+Tensor stack(const std::vector<Tensor>& xs, int axis);  // along a new axis
 
 // --- reductions (ops_reduce.cpp) ----------------------------------------------
-Tensor sum(const Tensor& x);             // -> ()
-Tensor sum(const Tensor& x, int axis);   // the axis goes away
+Tensor sum(const Tensor& x);            // -> ()
+Tensor sum(const Tensor& x, int axis);  // the axis goes away
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, int axis);
 
@@ -93,7 +93,8 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
 // softmax(q_h k_h^T * scale, with keys after the query masked when causal) v_h,
 // the heads side by side -> (B, T, C). The weights (B, heads, T, T) are copied
 // to *weights when it is given.
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, bool causal, Scalar scale, Tensor* weights = nullptr);
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, bool causal, Scalar scale,
+                 Tensor* weights = nullptr);
 
 // The vanilla RNN over a whole sequence, fused (ops_recurrent.cpp): x (B, T, I),
 // h0 (B, H), W_x (I, H), W_h (H, H), b (H) -> (h_0 .. h_{T-1}) as (B, T, H), with

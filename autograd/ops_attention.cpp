@@ -15,15 +15,19 @@
 namespace ag::inline AG_PRECISION {
 
 // q, k, v: (B, T, C) with C = heads * D -> (B, T, C)
-Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, bool causal, Scalar scale, Tensor* weights) {
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, bool causal, Scalar scale,
+                 Tensor* weights) {
   detail::check_defined("attention", q);
   detail::check_defined("attention", k);
   detail::check_defined("attention", v);
   if (q.ndim() != 3) throw ShapeError("attention: q must be (B, T, C), got " + to_string(q.shape()));
-  if (k.shape() != q.shape()) detail::shape_error("attention", q.shape(), k.shape(), "differ: q and k must have equal shapes");
-  if (v.shape() != q.shape()) detail::shape_error("attention", q.shape(), v.shape(), "differ: q and v must have equal shapes");
+  if (k.shape() != q.shape())
+    detail::shape_error("attention", q.shape(), k.shape(), "differ: q and k must have equal shapes");
+  if (v.shape() != q.shape())
+    detail::shape_error("attention", q.shape(), v.shape(), "differ: q and v must have equal shapes");
   if (heads < 1 || q.size(2) % heads != 0) {
-    throw ValueError("attention: " + std::to_string(heads) + " heads do not divide the width " + std::to_string(q.size(2)));
+    throw ValueError("attention: " + std::to_string(heads) + " heads do not divide the width " +
+                     std::to_string(q.size(2)));
   }
   const int B = q.size(0), T = q.size(1), C = q.size(2);
   Tensor out = Tensor::make_result("attention", q.shape(), {&q, &k, &v}, Fill::none);
@@ -37,19 +41,22 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
   if (use_reference()) {
     reference::attention_forward(pq, pk, pv, out.data().data(), probs->data(), B, T, C, heads, causal, scale);
   } else {
-    fast::attention_forward(pq, pk, pv, out.data().data(), probs->data(), B, T, C, heads, causal, scale, /*whole_weights=*/weights != nullptr);
+    fast::attention_forward(pq, pk, pv, out.data().data(), probs->data(), B, T, C, heads, causal, scale,
+                            /*whole_weights=*/weights != nullptr);
   }
   if (weights) *weights = Tensor({B, heads, T, T}, *probs);
   if (out.records()) {
-    out.set_backward([qn = q.node(), kn = k.node(), vn = v.node(), on = out.node(), probs, B, T, C, heads, causal, scale] {
-      const Scalar *pq = qn->data.data(), *pk = kn->data.data(), *pv = vn->data.data(), *dout = on->grad.data();
-      if (use_reference()) {
-        reference::attention_backward(pq, pk, pv, probs->data(), dout, grad_into(*qn), grad_into(*kn), grad_into(*vn), B, T, C, heads, scale);
-      } else {
-        fast::attention_backward(pq, pk, pv, probs->data(), dout, grad_target(*qn), grad_target(*kn), grad_target(*vn), B, T, C, heads, causal,
-                                 scale);
-      }
-    });
+    out.set_backward(
+        [qn = q.node(), kn = k.node(), vn = v.node(), on = out.node(), probs, B, T, C, heads, causal, scale] {
+          const Scalar *pq = qn->data.data(), *pk = kn->data.data(), *pv = vn->data.data(), *dout = on->grad.data();
+          if (use_reference()) {
+            reference::attention_backward(pq, pk, pv, probs->data(), dout, grad_into(*qn), grad_into(*kn),
+                                          grad_into(*vn), B, T, C, heads, scale);
+          } else {
+            fast::attention_backward(pq, pk, pv, probs->data(), dout, grad_target(*qn), grad_target(*kn),
+                                     grad_target(*vn), B, T, C, heads, causal, scale);
+          }
+        });
   }
   return out;
 }

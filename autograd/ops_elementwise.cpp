@@ -39,18 +39,24 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
       } else if (plan.a_full) {
         const GradTarget dpa = grad_target(*an);
         if (dpa.data) {
-          for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) { detail::put(dpa.data[ia], da(pa[ia], pb[ib], g[i]), dpa); });
+          for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
+            detail::put(dpa.data[ia], da(pa[ia], pb[ib], g[i]), dpa);
+          });
         }
       } else if (Scalar* dpa = grad_target(*an, Fill::zeros).data) {  // summed over the repeats
-        for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) { dpa[ia] += da(pa[ia], pb[ib], g[i]); });
+        for_each_broadcast(plan,
+                           [&](std::size_t i, std::size_t ia, std::size_t ib) { dpa[ia] += da(pa[ia], pb[ib], g[i]); });
       }
       if (plan.b_full) {
         const GradTarget dpb = grad_target(*bn);
         if (dpb.data) {
-          for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) { detail::put(dpb.data[ib], db(pa[ia], pb[ib], g[i]), dpb); });
+          for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
+            detail::put(dpb.data[ib], db(pa[ia], pb[ib], g[i]), dpb);
+          });
         }
       } else if (Scalar* dpb = grad_target(*bn, Fill::zeros).data) {
-        for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) { dpb[ib] += db(pa[ia], pb[ib], g[i]); });
+        for_each_broadcast(plan,
+                           [&](std::size_t i, std::size_t ia, std::size_t ib) { dpb[ib] += db(pa[ia], pb[ib], g[i]); });
       }
     });
   }
@@ -128,15 +134,15 @@ Tensor mul(const Tensor& x, Scalar s) {
 Tensor pow(const Tensor& x, Scalar p) {
   // d(x^p)/dx = p x^(p-1)
   return unary(
-      "pow", x, [p](Scalar v) { return std::pow(v, p); },
-      [p](Scalar v, Scalar) { return p * std::pow(v, p - 1); });
+      "pow", x, [p](Scalar v) { return std::pow(v, p); }, [p](Scalar v, Scalar) { return p * std::pow(v, p - 1); });
 }
 
 Tensor exp(const Tensor& x) {
   // d(e^x)/dx = e^x, which is the output itself
   const auto derivative = [](Scalar, Scalar y) { return y; };
-  if (use_reference()) return unary("exp", x, [](Scalar v) { return std::exp(v); }, derivative);
-  return unary("exp", x, [](Scalar v) { return fast::exp(v); }, derivative);
+  const auto exact = [](Scalar v) { return std::exp(v); };
+  const auto approximate = [](Scalar v) { return fast::exp(v); };
+  return use_reference() ? unary("exp", x, exact, derivative) : unary("exp", x, approximate, derivative);
 }
 
 Tensor log(const Tensor& x) {
@@ -148,15 +154,17 @@ Tensor tanh(const Tensor& x) {
   // d tanh(x)/dx = 1 - tanh(x)^2: the factor that, multiplied once per time
   // step, makes an RNN's gradient vanish when the units saturate.
   const auto derivative = [](Scalar, Scalar y) { return 1 - y * y; };
-  if (use_reference()) return unary("tanh", x, [](Scalar v) { return std::tanh(v); }, derivative);
-  return unary("tanh", x, [](Scalar v) { return fast::tanh(v); }, derivative);
+  const auto exact = [](Scalar v) { return std::tanh(v); };
+  const auto approximate = [](Scalar v) { return fast::tanh(v); };
+  return use_reference() ? unary("tanh", x, exact, derivative) : unary("tanh", x, approximate, derivative);
 }
 
 Tensor sigmoid(const Tensor& x) {
   // d sigma(x)/dx = sigma(x) (1 - sigma(x))
   const auto derivative = [](Scalar, Scalar y) { return y * (1 - y); };
-  if (use_reference()) return unary("sigmoid", x, [](Scalar v) { return 1 / (1 + std::exp(-v)); }, derivative);
-  return unary("sigmoid", x, [](Scalar v) { return fast::sigmoid(v); }, derivative);
+  const auto exact = [](Scalar v) { return 1 / (1 + std::exp(-v)); };
+  const auto approximate = [](Scalar v) { return fast::sigmoid(v); };
+  return use_reference() ? unary("sigmoid", x, exact, derivative) : unary("sigmoid", x, approximate, derivative);
 }
 
 Tensor relu(const Tensor& x) {

@@ -1,7 +1,7 @@
 // Matrix product, the op that carries nearly all of the arithmetic.
 #include <algorithm>
-#include <tuple>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "autograd/detail.h"
@@ -24,7 +24,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   const int N = sb.back();
   if (sb[sb.size() - 2] != K) {
     detail::shape_error("matmul", sa, sb,
-                        "do not match: inner dimensions " + std::to_string(K) + " and " + std::to_string(sb[sb.size() - 2]) + " differ");
+                        "do not match: inner dimensions " + std::to_string(K) + " and " +
+                            std::to_string(sb[sb.size() - 2]) + " differ");
   }
   // A shared weight: fold every leading dim of a into its rows, one big product.
   const bool shared = sb.size() == 2;
@@ -44,7 +45,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   const Scalar* pb = b.data().data();
   Scalar* pc = out.data().data();
   if (use_reference()) {
-    for (std::size_t i = 0; i < batch; ++i) reference::matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
+    for (std::size_t i = 0; i < batch; ++i)
+      reference::matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
   } else {
     parallel_for(static_cast<int>(batch), [&](int begin, int end) {
       for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
@@ -63,15 +65,16 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
         Scalar* da = grad_into(*an);
         Scalar* db = grad_into(*bn);
         for (std::size_t i = 0; i < batch; ++i) {
-          reference::matmul_backward(a_data + i * a_step, b_data + i * b_step, dc + i * c_step, da ? da + i * a_step : nullptr,
-                                     db ? db + i * b_step : nullptr, M, K, N);
+          reference::matmul_backward(a_data + i * a_step, b_data + i * b_step, dc + i * c_step,
+                                     da ? da + i * a_step : nullptr, db ? db + i * b_step : nullptr, M, K, N);
         }
         return;
       }
       const GradTarget da = grad_target(*an), db = grad_target(*bn);
       parallel_for(static_cast<int>(batch), [&](int begin, int end) {
         for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
-          const GradTarget da_i{da.data ? da.data + i * a_step : nullptr, da.add}, db_i{db.data ? db.data + i * b_step : nullptr, db.add};
+          const GradTarget da_i{da.data ? da.data + i * a_step : nullptr, da.add},
+              db_i{db.data ? db.data + i * b_step : nullptr, db.add};
           fast::matmul_backward(a_data + i * a_step, b_data + i * b_step, dc + i * c_step, da_i, db_i, M, K, N);
         }
       });
@@ -91,7 +94,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
     detail::shape_error("linear", sx, w.shape(), "do not match: need x (..., K) and w (K, N)");
   }
   const bool bias = static_cast<bool>(b);
-  if (bias && b.shape() != Shape{w.size(1)}) detail::shape_error("linear", w.shape(), b.shape(), "do not match: the bias must be (N)");
+  if (bias && b.shape() != Shape{w.size(1)})
+    detail::shape_error("linear", w.shape(), b.shape(), "do not match: the bias must be (N)");
   const int K = w.size(0), N = w.size(1);
   const int M = static_cast<int>(x.numel() / static_cast<std::size_t>(K));
   Shape shape(sx.begin(), sx.end() - 1);
@@ -112,7 +116,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
       if (use_reference()) {
         reference::linear_backward(px, pw, dy, grad_into(*xn), grad_into(*wn), bn ? grad_into(*bn) : nullptr, M, K, N);
       } else {
-        fast::linear_backward(px, pw, dy, grad_target(*xn), grad_target(*wn), bn ? grad_target(*bn) : GradTarget{}, M, K, N);
+        fast::linear_backward(px, pw, dy, grad_target(*xn), grad_target(*wn), bn ? grad_target(*bn) : GradTarget{}, M,
+                              K, N);
       }
     });
   }
@@ -135,8 +140,10 @@ Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const T
   if (w2.ndim() != 2 || w2.size(0) != w1.size(1)) {
     detail::shape_error("feed_forward", w1.shape(), w2.shape(), "do not match: need w1 (C, F) and w2 (F, N)");
   }
-  if (b1 && b1.shape() != Shape{w1.size(1)}) detail::shape_error("feed_forward", w1.shape(), b1.shape(), "do not match: b1 must be (F)");
-  if (b2 && b2.shape() != Shape{w2.size(1)}) detail::shape_error("feed_forward", w2.shape(), b2.shape(), "do not match: b2 must be (N)");
+  if (b1 && b1.shape() != Shape{w1.size(1)})
+    detail::shape_error("feed_forward", w1.shape(), b1.shape(), "do not match: b1 must be (F)");
+  if (b2 && b2.shape() != Shape{w2.size(1)})
+    detail::shape_error("feed_forward", w2.shape(), b2.shape(), "do not match: b2 must be (N)");
   const int C = w1.size(0), F = w1.size(1), N = w2.size(1);
   const int M = static_cast<int>(x.numel() / static_cast<std::size_t>(C));
   Shape shape(sx.begin(), sx.end() - 1);
@@ -149,20 +156,24 @@ Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const T
   std::shared_ptr<std::vector<Scalar>> hidden = detail::take_scratch(static_cast<std::size_t>(M) * F);
   const Scalar *pb1 = b1 ? b1.data().data() : nullptr, *pb2 = b2 ? b2.data().data() : nullptr;
   if (use_reference()) {
-    reference::feed_forward_forward(x.data().data(), w1.data().data(), pb1, w2.data().data(), pb2, hidden->data(), out.data().data(), M, C, F, N);
+    reference::feed_forward_forward(x.data().data(), w1.data().data(), pb1, w2.data().data(), pb2, hidden->data(),
+                                    out.data().data(), M, C, F, N);
   } else {
-    fast::feed_forward_forward(x.data().data(), w1.data().data(), pb1, w2.data().data(), pb2, hidden->data(), out.data().data(), M, C, F, N);
+    fast::feed_forward_forward(x.data().data(), w1.data().data(), pb1, w2.data().data(), pb2, hidden->data(),
+                               out.data().data(), M, C, F, N);
   }
   if (out.records()) {
-    out.set_backward([xn = x.node(), w1n = w1.node(), w2n = w2.node(), b1n = b1 ? b1.node() : nullptr, b2n = b2 ? b2.node() : nullptr,
-                      on = out.node(), hidden, M, C, F, N] {
+    out.set_backward([xn = x.node(), w1n = w1.node(), w2n = w2.node(), b1n = b1 ? b1.node() : nullptr,
+                      b2n = b2 ? b2.node() : nullptr, on = out.node(), hidden, M, C, F, N] {
       const Scalar *px = xn->data.data(), *pw1 = w1n->data.data(), *pw2 = w2n->data.data(), *dy = on->grad.data();
       if (use_reference()) {
-        reference::feed_forward_backward(px, pw1, pw2, hidden->data(), dy, grad_into(*xn), grad_into(*w1n), b1n ? grad_into(*b1n) : nullptr,
-                                         grad_into(*w2n), b2n ? grad_into(*b2n) : nullptr, M, C, F, N);
+        reference::feed_forward_backward(px, pw1, pw2, hidden->data(), dy, grad_into(*xn), grad_into(*w1n),
+                                         b1n ? grad_into(*b1n) : nullptr, grad_into(*w2n),
+                                         b2n ? grad_into(*b2n) : nullptr, M, C, F, N);
       } else {
-        fast::feed_forward_backward(px, pw1, pw2, hidden->data(), dy, grad_target(*xn), grad_target(*w1n), b1n ? grad_target(*b1n) : GradTarget{},
-                                    grad_target(*w2n), b2n ? grad_target(*b2n) : GradTarget{}, M, C, F, N);
+        fast::feed_forward_backward(px, pw1, pw2, hidden->data(), dy, grad_target(*xn), grad_target(*w1n),
+                                    b1n ? grad_target(*b1n) : GradTarget{}, grad_target(*w2n),
+                                    b2n ? grad_target(*b2n) : GradTarget{}, M, C, F, N);
       }
     });
   }

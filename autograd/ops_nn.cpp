@@ -18,7 +18,8 @@ namespace {
 // x viewed as (rows, V) with V its last dimension.
 std::size_t last_dim(const char* op, const Tensor& x) {
   detail::check_defined(op, x);
-  if (x.ndim() < 1) throw ShapeError(std::string(op) + ": needs at least 1 dimension, got shape " + to_string(x.shape()));
+  if (x.ndim() < 1)
+    throw ShapeError(std::string(op) + ": needs at least 1 dimension, got shape " + to_string(x.shape()));
   return static_cast<std::size_t>(x.shape().back());
 }
 
@@ -83,27 +84,31 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
   for (int t : targets) {
     if (t == ignore_index) continue;
     if (t < 0 || static_cast<std::size_t>(t) >= V) {
-      throw ValueError("cross_entropy: target " + std::to_string(t) + " is outside the " + std::to_string(V) + " classes");
+      throw ValueError("cross_entropy: target " + std::to_string(t) + " is outside the " + std::to_string(V) +
+                       " classes");
     }
     ++counted;
   }
   Tensor out = Tensor::make_result("cross_entropy", {}, {&logits});
   // Keep the probabilities: the backward pass is (probabilities - one_hot(target)) / counted.
   std::vector<Scalar> probs(logits.numel());
-  const double total = use_reference() ? reference::cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V)
-                                       : fast::cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V);
+  const double total =
+      use_reference()
+          ? reference::cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V)
+          : fast::cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V);
   const Scalar scale = counted ? Scalar(1) / static_cast<Scalar>(counted) : Scalar(0);
   out.data()[0] = static_cast<Scalar>(total * scale);
   if (out.records()) {
-    out.set_backward([xn = logits.node(), on = out.node(), probs = std::move(probs), targets, ignore_index, rows, V, scale] {
-      const Scalar g = on->grad[0] * scale;
-      Scalar* dlogits = grad_into(*xn);
-      if (use_reference()) {
-        reference::cross_entropy_backward(probs.data(), targets, ignore_index, g, dlogits, rows, V);
-      } else {
-        fast::cross_entropy_backward(probs.data(), targets, ignore_index, g, dlogits, rows, V);
-      }
-    });
+    out.set_backward(
+        [xn = logits.node(), on = out.node(), probs = std::move(probs), targets, ignore_index, rows, V, scale] {
+          const Scalar g = on->grad[0] * scale;
+          Scalar* dlogits = grad_into(*xn);
+          if (use_reference()) {
+            reference::cross_entropy_backward(probs.data(), targets, ignore_index, g, dlogits, rows, V);
+          } else {
+            fast::cross_entropy_backward(probs.data(), targets, ignore_index, g, dlogits, rows, V);
+          }
+        });
   }
   return out;
 }
@@ -112,7 +117,8 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
 Tensor mse(const Tensor& pred, const Tensor& target) {
   detail::check_defined("mse", pred);
   detail::check_defined("mse", target);
-  if (pred.shape() != target.shape()) detail::shape_error("mse", pred.shape(), target.shape(), "differ: mse needs equal shapes");
+  if (pred.shape() != target.shape())
+    detail::shape_error("mse", pred.shape(), target.shape(), "differ: mse needs equal shapes");
   if (pred.numel() == 0) throw ValueError("mse: the tensors have no elements");
   Tensor out = Tensor::make_result("mse", {}, {&pred, &target});
   double total = 0;
@@ -150,7 +156,8 @@ Tensor embedding(const Tensor& weight, const std::vector<int>& ids, const Shape&
   const auto C = static_cast<std::size_t>(weight.shape()[1]);
   for (int id : ids) {
     if (id < 0 || id >= V) {
-      throw ValueError("embedding: token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
+      throw ValueError("embedding: token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                       std::to_string(V) + ")");
     }
   }
   Shape shape = ids_shape;
@@ -177,20 +184,23 @@ Tensor embedding(const Tensor& weight, const std::vector<int>& ids, const Shape&
 Tensor masked_fill(const Tensor& x, const std::vector<std::uint8_t>& mask, const Shape& mask_shape, Scalar value) {
   detail::check_defined("masked_fill", x);
   if (numel(mask_shape) != mask.size()) {
-    throw ShapeError("masked_fill: mask_shape " + to_string(mask_shape) + " holds " + std::to_string(numel(mask_shape)) +
-                     " values, but the mask has " + std::to_string(mask.size()));
+    throw ShapeError("masked_fill: mask_shape " + to_string(mask_shape) + " holds " +
+                     std::to_string(numel(mask_shape)) + " values, but the mask has " + std::to_string(mask.size()));
   }
   const detail::Broadcast plan = detail::broadcast("masked_fill", x.shape(), mask_shape);
-  if (!plan.a_full) detail::shape_error("masked_fill", x.shape(), mask_shape, "do not match: the mask may not be larger than x");
+  if (!plan.a_full)
+    detail::shape_error("masked_fill", x.shape(), mask_shape, "do not match: the mask may not be larger than x");
   Tensor out = Tensor::make_result("masked_fill", x.shape(), {&x}, Fill::none);
   const Scalar* px = x.data().data();
   Scalar* po = out.data().data();
-  detail::for_each_broadcast(plan, [&](std::size_t i, std::size_t, std::size_t im) { po[i] = mask[im] ? value : px[i]; });
+  detail::for_each_broadcast(plan,
+                             [&](std::size_t i, std::size_t, std::size_t im) { po[i] = mask[im] ? value : px[i]; });
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), plan, mask] {
       Scalar* dx = grad_into(*xn);
       const Scalar* g = on->grad.data();
-      detail::for_each_broadcast(plan, [&](std::size_t i, std::size_t, std::size_t im) { dx[i] = mask[im] ? Scalar(0) : g[i]; });
+      detail::for_each_broadcast(
+          plan, [&](std::size_t i, std::size_t, std::size_t im) { dx[i] = mask[im] ? Scalar(0) : g[i]; });
     });
   }
   return out;
@@ -209,8 +219,10 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
   const std::size_t C = last_dim("layer_norm", x);
   detail::check_defined("layer_norm", gamma);
   detail::check_defined("layer_norm", beta);
-  if (gamma.shape() != Shape{static_cast<int>(C)}) detail::shape_error("layer_norm", x.shape(), gamma.shape(), "do not match: gamma must be (C)");
-  if (beta.shape() != Shape{static_cast<int>(C)}) detail::shape_error("layer_norm", x.shape(), beta.shape(), "do not match: beta must be (C)");
+  if (gamma.shape() != Shape{static_cast<int>(C)})
+    detail::shape_error("layer_norm", x.shape(), gamma.shape(), "do not match: gamma must be (C)");
+  if (beta.shape() != Shape{static_cast<int>(C)})
+    detail::shape_error("layer_norm", x.shape(), beta.shape(), "do not match: beta must be (C)");
   if (C == 0) throw ShapeError("layer_norm: the last dimension is empty in shape " + to_string(x.shape()));
   if (!(eps > 0)) throw ValueError("layer_norm: eps must be positive");
   const std::size_t rows = x.numel() / C;
@@ -218,17 +230,22 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
   // Keep what backward needs: each row's mean and 1/std (it recomputes xhat from x).
   std::vector<Scalar> mean(rows), rstd(rows);
   if (use_reference()) {
-    reference::layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(), mean.data(), rstd.data(), rows, C, eps);
+    reference::layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(),
+                                  mean.data(), rstd.data(), rows, C, eps);
   } else {
-    fast::layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(), mean.data(), rstd.data(), rows, C, eps);
+    fast::layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(), mean.data(),
+                             rstd.data(), rows, C, eps);
   }
   if (out.records()) {
-    out.set_backward([xn = x.node(), gn = gamma.node(), bn = beta.node(), on = out.node(), mean = std::move(mean), rstd = std::move(rstd), rows, C] {
+    out.set_backward([xn = x.node(), gn = gamma.node(), bn = beta.node(), on = out.node(), mean = std::move(mean),
+                      rstd = std::move(rstd), rows, C] {
       const Scalar *px = xn->data.data(), *pgamma = gn->data.data(), *dy = on->grad.data();
       if (use_reference()) {
-        reference::layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_into(*xn), grad_into(*gn), grad_into(*bn), rows, C);
+        reference::layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_into(*xn), grad_into(*gn),
+                                       grad_into(*bn), rows, C);
       } else {
-        fast::layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_target(*xn), grad_target(*gn), grad_target(*bn), rows, C);
+        fast::layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_target(*xn), grad_target(*gn),
+                                  grad_target(*bn), rows, C);
       }
     });
   }
@@ -245,7 +262,8 @@ Tensor rotary(const Tensor& x, Scalar base, int period) {
   const auto T = static_cast<std::size_t>(x.shape()[x.shape().size() - 2]);
   const auto D = static_cast<std::size_t>(x.shape().back());
   if (period < 0 || (period > 0 && (period % 2 != 0 || D % static_cast<std::size_t>(period) != 0))) {
-    throw ValueError("rotary: period " + std::to_string(period) + " must be even and divide the last dimension of " + to_string(x.shape()));
+    throw ValueError("rotary: period " + std::to_string(period) + " must be even and divide the last dimension of " +
+                     to_string(x.shape()));
   }
   const auto P = period > 0 ? static_cast<std::size_t>(period) : D;  // channels rotated as one group
   const std::size_t batch = (T > 0 && D > 0) ? x.numel() / (T * D) : 0;

@@ -19,20 +19,25 @@ Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tens
   const int B = x.size(0), T = x.size(1), I = x.size(2);
   const int H = w_h.ndim() == 2 ? w_h.size(1) : -1;
   if (w_x.shape() != Shape{I, H} || w_h.shape() != Shape{H, H}) {
-    detail::shape_error("rnn_tanh", w_x.shape(), w_h.shape(), "W_x must be (I, H) and W_h (H, H), with I = x.size(2) = " + std::to_string(I));
+    detail::shape_error("rnn_tanh", w_x.shape(), w_h.shape(),
+                        "W_x must be (I, H) and W_h (H, H), with I = x.size(2) = " + std::to_string(I));
   }
   if (b.shape() != Shape{H} || h0.shape() != Shape{B, H}) {
-    detail::shape_error("rnn_tanh", b.shape(), h0.shape(), "b must be (H) and h0 (B, H), with H = " + std::to_string(H));
+    detail::shape_error("rnn_tanh", b.shape(), h0.shape(),
+                        "b must be (H) and h0 (B, H), with H = " + std::to_string(H));
   }
   Tensor out = Tensor::make_result("rnn_tanh", {B, T, H}, {&x, &h0, &w_x, &w_h, &b}, Fill::none);
-  const Scalar *px = x.data().data(), *ph0 = h0.data().data(), *pwx = w_x.data().data(), *pwh = w_h.data().data(), *pb = b.data().data();
+  const Scalar *px = x.data().data(), *ph0 = h0.data().data(), *pwx = w_x.data().data(), *pwh = w_h.data().data(),
+               *pb = b.data().data();
   if (use_reference()) {
     reference::rnn_forward(px, ph0, pwx, pwh, pb, out.data().data(), B, T, I, H);
     if (out.records()) {
-      out.set_backward([xn = x.node(), h0n = h0.node(), wxn = w_x.node(), whn = w_h.node(), bn = b.node(), on = out.node(), B, T, I, H] {
-        Scalar *dx = grad_into(*xn), *dh0 = grad_into(*h0n), *dwx = grad_into(*wxn), *dwh = grad_into(*whn), *db = grad_into(*bn);
-        reference::rnn_backward(xn->data.data(), h0n->data.data(), wxn->data.data(), whn->data.data(), on->data.data(), on->grad.data(), dx, dh0,
-                                dwx, dwh, db, B, T, I, H);
+      out.set_backward([xn = x.node(), h0n = h0.node(), wxn = w_x.node(), whn = w_h.node(), bn = b.node(),
+                        on = out.node(), B, T, I, H] {
+        Scalar *dx = grad_into(*xn), *dh0 = grad_into(*h0n), *dwx = grad_into(*wxn), *dwh = grad_into(*whn),
+               *db = grad_into(*bn);
+        reference::rnn_backward(xn->data.data(), h0n->data.data(), wxn->data.data(), whn->data.data(), on->data.data(),
+                                on->grad.data(), dx, dh0, dwx, dwh, db, B, T, I, H);
       });
     }
     return out;
@@ -40,9 +45,10 @@ Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tens
   auto saved = std::make_shared<fast::RnnSaved>();
   fast::rnn_forward(px, ph0, pwx, pwh, pb, out.data().data(), *saved, B, T, I, H);
   if (out.records()) {
-    out.set_backward([xn = x.node(), h0n = h0.node(), wxn = w_x.node(), whn = w_h.node(), bn = b.node(), on = out.node(), saved, B, T, I, H] {
-      fast::rnn_backward(*saved, wxn->data.data(), whn->data.data(), on->grad.data(), grad_target(*xn), grad_target(*h0n), grad_target(*wxn),
-                         grad_target(*whn), grad_target(*bn), B, T, I, H);
+    out.set_backward([xn = x.node(), h0n = h0.node(), wxn = w_x.node(), whn = w_h.node(), bn = b.node(),
+                      on = out.node(), saved, B, T, I, H] {
+      fast::rnn_backward(*saved, wxn->data.data(), whn->data.data(), on->grad.data(), grad_target(*xn),
+                         grad_target(*h0n), grad_target(*wxn), grad_target(*whn), grad_target(*bn), B, T, I, H);
     });
   }
   return out;

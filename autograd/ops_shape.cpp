@@ -22,7 +22,8 @@ Tensor reshape(const Tensor& x, Shape shape) {
       known *= static_cast<std::size_t>(shape[d]);
     }
   }
-  if (infer >= 0 && known > 0 && x.numel() % known == 0) shape[static_cast<std::size_t>(infer)] = static_cast<int>(x.numel() / known);
+  if (infer >= 0 && known > 0 && x.numel() % known == 0)
+    shape[static_cast<std::size_t>(infer)] = static_cast<int>(x.numel() / known);
   if (infer >= 0 && shape[static_cast<std::size_t>(infer)] == -1) {
     detail::shape_error("reshape", x.shape(), shape, "do not match: the -1 dimension cannot be inferred");
   }
@@ -123,7 +124,9 @@ Tensor concat(const std::vector<Tensor>& xs, int axis) {
     Shape a = xs[0].shape(), b = x.shape();
     if (a.size() != b.size()) detail::shape_error("concat", a, b, "differ in number of dimensions");
     a[static_cast<std::size_t>(axis)] = b[static_cast<std::size_t>(axis)] = 0;
-    if (a != b) detail::shape_error("concat", xs[0].shape(), x.shape(), "differ outside the concatenation axis " + std::to_string(axis));
+    if (a != b)
+      detail::shape_error("concat", xs[0].shape(), x.shape(),
+                          "differ outside the concatenation axis " + std::to_string(axis));
     shape[static_cast<std::size_t>(axis)] += x.shape()[static_cast<std::size_t>(axis)];
   }
   const detail::AxisSplit s = detail::split_at(shape, axis);
@@ -147,7 +150,8 @@ Tensor concat(const std::vector<Tensor>& xs, int axis) {
       std::size_t at = 0;
       for (std::size_t o = 0; o < s.outer; ++o) {
         for (std::size_t k = 0; k < dxs.size(); ++k) {
-          const std::size_t len = static_cast<std::size_t>(on->parents[k]->shape[static_cast<std::size_t>(axis)]) * s.inner;
+          const std::size_t len =
+              static_cast<std::size_t>(on->parents[k]->shape[static_cast<std::size_t>(axis)]) * s.inner;
           if (dxs[k]) std::copy_n(on->grad.data() + at, len, dxs[k] + o * len);
           at += len;
         }
@@ -168,7 +172,8 @@ Tensor stack(const std::vector<Tensor>& xs, int axis) {
   units.reserve(xs.size());
   for (const Tensor& x : xs) {
     detail::check_defined("stack", x);
-    if (x.shape() != xs[0].shape()) detail::shape_error("stack", xs[0].shape(), x.shape(), "differ: stack needs equal shapes");
+    if (x.shape() != xs[0].shape())
+      detail::shape_error("stack", xs[0].shape(), x.shape(), "differ: stack needs equal shapes");
     units.push_back(reshape(x, unit));
   }
   return concat(units, axis);

@@ -12,11 +12,11 @@ class Rng {
  public:
   explicit Rng(std::uint64_t seed = 0);
 
-  std::uint64_t next_u64();        // xoshiro256**
-  double uniform();                // in [0, 1)
+  std::uint64_t next_u64();  // xoshiro256**
+  double uniform();          // in [0, 1)
   double uniform(double lo, double hi);
-  double normal();                 // mean 0, variance 1 (Box-Muller)
-  int randint(int lo, int hi);     // uniform integer in [lo, hi)
+  double normal();              // mean 0, variance 1 (Box-Muller)
+  int randint(int lo, int hi);  // uniform integer in [lo, hi)
 
  private:
   std::uint64_t s_[4];

@@ -32,15 +32,15 @@ using GradHook = std::function<void(std::span<Scalar> grad)>;
 
 // One vertex of the graph: a value, its gradient and how to pass that gradient back.
 struct Node {
-  const char* op = "leaf";          // the op that made it, for errors and graph export
-  std::string label;                // an optional name ("W_h", "h_3") for graph export
+  const char* op = "leaf";  // the op that made it, for errors and graph export
+  std::string label;        // an optional name ("W_h", "h_3") for graph export
   Shape shape;
-  std::vector<Scalar> data;         // row-major values
-  std::vector<Scalar> grad;         // same size as data once a contribution has arrived in backward
+  std::vector<Scalar> data;                    // row-major values
+  std::vector<Scalar> grad;                    // same size as data once a contribution has arrived in backward
   std::vector<std::shared_ptr<Node>> parents;  // the inputs it was computed from
-  std::function<void()> backward;   // adds this->grad's contribution into parents' grads
+  std::function<void()> backward;              // adds this->grad's contribution into parents' grads
   bool requires_grad = false;
-  bool retains_grad = false;        // keep grad after backward even if not a leaf
+  bool retains_grad = false;  // keep grad after backward even if not a leaf
   std::vector<GradHook> hooks;
 
   Node() = default;
@@ -97,9 +97,9 @@ class Tensor {
   // Leaf gradients accumulate with += across calls (zero them between steps);
   // intermediate gradients are recomputed from zero on every call.
   void backward();
-  void retain_grad();                  // keep this intermediate's gradient after backward
-  void register_hook(GradHook hook);   // see GradHook
-  void zero_grad();                    // set the gradient to zeros (and allocate it)
+  void retain_grad();                 // keep this intermediate's gradient after backward
+  void register_hook(GradHook hook);  // see GradHook
+  void zero_grad();                   // set the gradient to zeros (and allocate it)
 
   Tensor detach() const;  // same values, copied, cut from the graph
 
@@ -110,7 +110,8 @@ class Tensor {
   // For op implementations: a new tensor of the given shape that records
   // `parents` (and so will take part in backward) only when grad mode is on and
   // one of them requires a gradient.
-  static Tensor make_result(const char* op, Shape shape, const std::vector<const Tensor*>& parents, Fill fill = Fill::zeros);
+  static Tensor make_result(const char* op, Shape shape, const std::vector<const Tensor*>& parents,
+                            Fill fill = Fill::zeros);
   // True when this result records a graph, that is when the op must set a backward.
   bool records() const { return node_->requires_grad && !node_->parents.empty(); }
   void set_backward(std::function<void()> fn) { node_->backward = std::move(fn); }

@@ -17,8 +17,8 @@ struct Head {
 }  // namespace
 
 // q, k, v, out: (B, T, C), C = heads * D; weights: (B, heads, T, T)
-void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar* out, Scalar* weights, int B, int T, int C, int heads,
-                       bool causal, Scalar scale) {
+void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar* out, Scalar* weights, int B, int T,
+                       int C, int heads, bool causal, Scalar scale) {
   const auto Ts = static_cast<std::size_t>(T), D = static_cast<std::size_t>(C / heads);
   for (std::size_t b = 0; b < static_cast<std::size_t>(B); ++b) {
     for (std::size_t h = 0; h < static_cast<std::size_t>(heads); ++h) {
@@ -54,8 +54,8 @@ void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar
 // in the forward pass this was: S = q k^T scale, W = softmax(S), O = W v, so now we have:
 //   dv = W^T dO,  dW = dO v^T,  dS = W * (dW - rowsum(dW * W)),  dq = dS k scale,  dk = dS^T q scale
 // A masked weight is 0, so its dS is 0 too: the mask needs no code of its own here.
-void attention_backward(const Scalar* q, const Scalar* k, const Scalar* v, const Scalar* weights, const Scalar* dout, Scalar* dq, Scalar* dk,
-                        Scalar* dv, int B, int T, int C, int heads, Scalar scale) {
+void attention_backward(const Scalar* q, const Scalar* k, const Scalar* v, const Scalar* weights, const Scalar* dout,
+                        Scalar* dq, Scalar* dk, Scalar* dv, int B, int T, int C, int heads, Scalar scale) {
   const auto Ts = static_cast<std::size_t>(T), D = static_cast<std::size_t>(C / heads);
   std::vector<Scalar> dW(Ts * Ts), dS(Ts * Ts);
   for (std::size_t b = 0; b < static_cast<std::size_t>(B); ++b) {

@@ -6,8 +6,8 @@
 namespace ag::inline AG_PRECISION::reference {
 
 // x, y: (rows, C); gamma, beta: (C); mean, rstd: (rows)
-void layer_norm_forward(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd, std::size_t rows,
-                        std::size_t C, Scalar eps) {
+void layer_norm_forward(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd,
+                        std::size_t rows, std::size_t C, Scalar eps) {
   const auto n = static_cast<Scalar>(C);
   for (std::size_t r = 0; r < rows; ++r) {
     const Scalar* xr = x + r * C;
@@ -27,8 +27,8 @@ void layer_norm_forward(const Scalar* x, const Scalar* gamma, const Scalar* beta
 //   dgamma = sum over rows of dy * xhat,  dbeta = sum over rows of dy,
 //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),  dxhat = dy * gamma
 // (the last line is the chain rule through mean and rstd, which depend on every x of the row)
-void layer_norm_backward(const Scalar* x, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, const Scalar* dy, Scalar* dx,
-                         Scalar* dgamma, Scalar* dbeta, std::size_t rows, std::size_t C) {
+void layer_norm_backward(const Scalar* x, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, const Scalar* dy,
+                         Scalar* dx, Scalar* dgamma, Scalar* dbeta, std::size_t rows, std::size_t C) {
   const auto n = static_cast<Scalar>(C);
   for (std::size_t c = 0; c < C; ++c) {
     if (dgamma) dgamma[c] = 0;
@@ -47,7 +47,8 @@ void layer_norm_backward(const Scalar* x, const Scalar* gamma, const Scalar* mea
     mean_dxhat /= n;
     mean_dxhat_xhat /= n;
     if (dx) {
-      for (std::size_t c = 0; c < C; ++c) dx[r * C + c] = rstd[r] * (gr[c] * gamma[c] - mean_dxhat - xhat(c) * mean_dxhat_xhat);
+      for (std::size_t c = 0; c < C; ++c)
+        dx[r * C + c] = rstd[r] * (gr[c] * gamma[c] - mean_dxhat - xhat(c) * mean_dxhat_xhat);
     }
   }
 }

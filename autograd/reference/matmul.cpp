@@ -6,7 +6,9 @@
 namespace ag::inline AG_PRECISION::reference {
 
 namespace {
-std::size_t at(int row, int col, int width) { return static_cast<std::size_t>(row) * static_cast<std::size_t>(width) + static_cast<std::size_t>(col); }
+std::size_t at(int row, int col, int width) {
+  return static_cast<std::size_t>(row) * static_cast<std::size_t>(width) + static_cast<std::size_t>(col);
+}
 }  // namespace
 
 // a (M, K) @ b (K, N) -> c (M, N): c[i, j] = sum_k a[i, k] b[k, j]
@@ -67,14 +69,15 @@ void column_sums(const Scalar* dy, Scalar* db, int M, int N) {
 
 // in the forward pass this was: y = x @ w + bias, so now we have:
 //   dx = dy @ w^T,  dw = x^T @ dy,  dbias = the column sums of dy
-void linear_backward(const Scalar* x, const Scalar* w, const Scalar* dy, Scalar* dx, Scalar* dw, Scalar* dbias, int M, int K, int N) {
+void linear_backward(const Scalar* x, const Scalar* w, const Scalar* dy, Scalar* dx, Scalar* dw, Scalar* dbias, int M,
+                     int K, int N) {
   matmul_backward(x, w, dy, dx, dw, M, K, N);
   if (dbias) column_sums(dy, dbias, M, N);
 }
 
 // hidden = max(0, x @ w1 + b1),  y = hidden @ w2 + b2
-void feed_forward_forward(const Scalar* x, const Scalar* w1, const Scalar* b1, const Scalar* w2, const Scalar* b2, Scalar* hidden,
-                          Scalar* y, int M, int C, int F, int N) {
+void feed_forward_forward(const Scalar* x, const Scalar* w1, const Scalar* b1, const Scalar* w2, const Scalar* b2,
+                          Scalar* hidden, Scalar* y, int M, int C, int F, int N) {
   linear_forward(x, w1, b1, hidden, M, C, F, /*relu=*/true);
   linear_forward(hidden, w2, b2, y, M, F, N);
 }
@@ -83,8 +86,8 @@ void feed_forward_forward(const Scalar* x, const Scalar* w1, const Scalar* b1, c
 //   dw2 = h^T dy,  db2 = column sums of dy,  dh = dy w2^T,
 //   dpre = dh where h > 0, else 0 (ReLU's derivative; h > 0 exactly where x w1 + b1 > 0),
 //   dw1 = x^T dpre,  db1 = column sums of dpre,  dx = dpre w1^T
-void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, const Scalar* hidden, const Scalar* dy, Scalar* dx,
-                           Scalar* dw1, Scalar* db1, Scalar* dw2, Scalar* db2, int M, int C, int F, int N) {
+void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, const Scalar* hidden, const Scalar* dy,
+                           Scalar* dx, Scalar* dw1, Scalar* db1, Scalar* dw2, Scalar* db2, int M, int C, int F, int N) {
   std::vector<Scalar> dpre(static_cast<std::size_t>(M) * static_cast<std::size_t>(F));
   linear_backward(hidden, w2, dy, dpre.data(), dw2, db2, M, F, N);
   for (std::size_t i = 0; i < dpre.size(); ++i)

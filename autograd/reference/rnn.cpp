@@ -9,8 +9,8 @@ namespace ag::inline AG_PRECISION::reference {
 
 // x (B, T, I), h0 (B, H), w_x (I, H), w_h (H, H), b (H) -> hs (B, T, H)
 // h_t = tanh(x_t w_x + h_{t-1} w_h + b)
-void rnn_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* b, Scalar* hs, int B, int T, int I,
-                 int H) {
+void rnn_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* b, Scalar* hs,
+                 int B, int T, int I, int H) {
   const auto Ts = static_cast<std::size_t>(T), Is = static_cast<std::size_t>(I), Hs = static_cast<std::size_t>(H);
   for (std::size_t s = 0; s < static_cast<std::size_t>(B); ++s) {
     for (std::size_t t = 0; t < Ts; ++t) {
@@ -32,8 +32,9 @@ void rnn_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Sca
 //   dh_t = dhs_t + dpre_{t+1} w_h^T,   dpre_t = dh_t * (1 - h_t^2)   (tanh's derivative)
 // and every step adds to the shared weights:
 //   dw_x += x_t^T dpre_t,  dw_h += h_{t-1}^T dpre_t,  db += dpre_t,  dx_t = dpre_t w_x^T
-void rnn_backward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* hs, const Scalar* dhs, Scalar* dx,
-                  Scalar* dh0, Scalar* dw_x, Scalar* dw_h, Scalar* db, int B, int T, int I, int H) {
+void rnn_backward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* hs,
+                  const Scalar* dhs, Scalar* dx, Scalar* dh0, Scalar* dw_x, Scalar* dw_h, Scalar* db, int B, int T,
+                  int I, int H) {
   const auto Ts = static_cast<std::size_t>(T), Is = static_cast<std::size_t>(I), Hs = static_cast<std::size_t>(H);
   if (dw_x) std::fill(dw_x, dw_x + Is * Hs, Scalar(0));
   if (dw_h) std::fill(dw_h, dw_h + Hs * Hs, Scalar(0));

@@ -7,7 +7,8 @@ namespace ag::inline AG_PRECISION::reference {
 
 namespace {
 // (a, b) -> (a cos - b sin, a sin + b cos), by +angle (sign 1) or -angle (sign -1)
-void rotate(const Scalar* in, Scalar* out, std::size_t batch, std::size_t T, std::size_t D, std::size_t P, Scalar base, Scalar sign) {
+void rotate(const Scalar* in, Scalar* out, std::size_t batch, std::size_t T, std::size_t D, std::size_t P, Scalar base,
+            Scalar sign) {
   for (std::size_t t = 0; t < T; ++t) {
     for (std::size_t i = 0; i < D / 2; ++i) {
       const double pair = static_cast<double>((2 * i) % P);  // 2i within its group of P channels
@@ -24,12 +25,14 @@ void rotate(const Scalar* in, Scalar* out, std::size_t batch, std::size_t T, std
 }
 }  // namespace
 
-void rotary_forward(const Scalar* x, Scalar* y, std::size_t batch, std::size_t T, std::size_t D, std::size_t P, Scalar base) {
+void rotary_forward(const Scalar* x, Scalar* y, std::size_t batch, std::size_t T, std::size_t D, std::size_t P,
+                    Scalar base) {
   rotate(x, y, batch, T, D, P, base, Scalar(1));
 }
 
 // a rotation's transpose is the rotation back: dx = R(-angle) dy
-void rotary_backward(const Scalar* dy, Scalar* dx, std::size_t batch, std::size_t T, std::size_t D, std::size_t P, Scalar base) {
+void rotary_backward(const Scalar* dy, Scalar* dx, std::size_t batch, std::size_t T, std::size_t D, std::size_t P,
+                     Scalar base) {
   rotate(dy, dx, batch, T, D, P, base, Scalar(-1));
 }
 

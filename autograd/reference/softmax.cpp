@@ -54,8 +54,8 @@ void log_softmax_backward(const Scalar* y, const Scalar* dy, Scalar* dx, std::si
 }
 
 // -log softmax(x)[target] = logsumexp(x) - x[target], summed over the rows not ignored
-double cross_entropy_forward(const Scalar* logits, const std::vector<int>& targets, int ignore_index, Scalar* probs, std::size_t rows,
-                             std::size_t V) {
+double cross_entropy_forward(const Scalar* logits, const std::vector<int>& targets, int ignore_index, Scalar* probs,
+                             std::size_t rows, std::size_t V) {
   softmax_forward(logits, probs, rows, V);
   double total = 0;
   for (std::size_t r = 0; r < rows; ++r) {
@@ -70,8 +70,8 @@ double cross_entropy_forward(const Scalar* logits, const std::vector<int>& targe
 }
 
 // d(-log softmax(x)[t])/dx_j = softmax(x)_j - [j == t], times the loss's gradient g
-void cross_entropy_backward(const Scalar* probs, const std::vector<int>& targets, int ignore_index, Scalar g, Scalar* dlogits,
-                            std::size_t rows, std::size_t V) {
+void cross_entropy_backward(const Scalar* probs, const std::vector<int>& targets, int ignore_index, Scalar g,
+                            Scalar* dlogits, std::size_t rows, std::size_t V) {
   for (std::size_t r = 0; r < rows; ++r) {
     Scalar* dx = dlogits + r * V;
     const bool ignored = targets[r] == ignore_index;

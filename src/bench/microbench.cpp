@@ -19,21 +19,31 @@ std::vector<ag::Scalar> random_values(std::size_t n, std::uint64_t seed) {
 // operands (a holds M K values and b K N, whichever way each is laid out).
 template <class Product>
 void time_product(benchmark::State& state, Product product) {
-  const int M = static_cast<int>(state.range(0)), K = static_cast<int>(state.range(1)), N = static_cast<int>(state.range(2));
-  const auto a = random_values(static_cast<std::size_t>(M) * K, 1), b = random_values(static_cast<std::size_t>(K) * N, 2);
+  const int M = static_cast<int>(state.range(0)), K = static_cast<int>(state.range(1)),
+            N = static_cast<int>(state.range(2));
+  const auto a = random_values(static_cast<std::size_t>(M) * K, 1),
+             b = random_values(static_cast<std::size_t>(K) * N, 2);
   std::vector<ag::Scalar> c(static_cast<std::size_t>(M) * N);
   for (auto _ : state) {
     product(a.data(), b.data(), c.data(), M, K, N);
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * M * N * K, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * M * N * K, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 // c (M, N) += a (M, K) @ b (K, N) at the workloads' shapes.
 void BM_Matmul(benchmark::State& state) {
   time_product(state, [](auto... args) { ag::kernels::matmul_acc(args...); });
 }
-BENCHMARK(BM_Matmul)->Args({2048, 64, 64})->Args({2048, 64, 256})->Args({2048, 256, 64})->Args({64, 16, 64})->Args({64, 64, 16})->Args({256, 256, 256})->Args({32, 64, 64});
+BENCHMARK(BM_Matmul)
+    ->Args({2048, 64, 64})
+    ->Args({2048, 64, 256})
+    ->Args({2048, 256, 64})
+    ->Args({64, 16, 64})
+    ->Args({64, 64, 16})
+    ->Args({256, 256, 256})
+    ->Args({32, 64, 64});
 
 // The backward pass's two variants: dW = X^T dY (tn, the long shared dimension
 // is the batch's tokens) and dX = dY W^T (nt).
@@ -69,14 +79,18 @@ BENCHMARK(BM_LayerNormForwardBackward)->Arg(2048);
 void BM_AttentionForwardBackward(benchmark::State& state) {
   const int B = 32, T = static_cast<int>(state.range(0)), C = 64, H = 4, D = C / H;
   ag::Tensor x({B, T, C}, random_values(static_cast<std::size_t>(B) * T * C, 5), true);
-  ag::Tensor wq({C, C}, random_values(C * C, 6), true), wk({C, C}, random_values(C * C, 7), true), wv({C, C}, random_values(C * C, 8), true);
+  ag::Tensor wq({C, C}, random_values(C * C, 6), true), wk({C, C}, random_values(C * C, 7), true),
+      wv({C, C}, random_values(C * C, 8), true);
   const auto mask = ag::causal_mask(T);
   for (auto _ : state) {
     ag::Tensor q = ag::matmul(x, wq), k = ag::matmul(x, wk), v = ag::matmul(x, wv);
     std::vector<ag::Tensor> heads;
     for (int h = 0; h < H; ++h) {
-      ag::Tensor s = ag::matmul(ag::slice(q, -1, h * D, (h + 1) * D), ag::transpose(ag::slice(k, -1, h * D, (h + 1) * D))) * ag::Scalar(0.25);
-      heads.push_back(ag::matmul(ag::softmax(ag::masked_fill(s, mask, {T, T}, -1e9)), ag::slice(v, -1, h * D, (h + 1) * D)));
+      ag::Tensor s =
+          ag::matmul(ag::slice(q, -1, h * D, (h + 1) * D), ag::transpose(ag::slice(k, -1, h * D, (h + 1) * D))) *
+          ag::Scalar(0.25);
+      heads.push_back(
+          ag::matmul(ag::softmax(ag::masked_fill(s, mask, {T, T}, -1e9)), ag::slice(v, -1, h * D, (h + 1) * D)));
     }
     ag::sum(ag::concat(heads, -1)).backward();
   }
@@ -87,7 +101,8 @@ BENCHMARK(BM_AttentionForwardBackward)->Arg(64)->Arg(256);
 void BM_FusedAttentionForwardBackward(benchmark::State& state) {
   const int B = 32, T = static_cast<int>(state.range(0)), C = 64;
   ag::Tensor x({B, T, C}, random_values(static_cast<std::size_t>(B) * T * C, 5), true);
-  ag::Tensor wq({C, C}, random_values(C * C, 6), true), wk({C, C}, random_values(C * C, 7), true), wv({C, C}, random_values(C * C, 8), true);
+  ag::Tensor wq({C, C}, random_values(C * C, 6), true), wk({C, C}, random_values(C * C, 7), true),
+      wv({C, C}, random_values(C * C, 8), true);
   for (auto _ : state) {
     ag::Tensor q = ag::matmul(x, wq), k = ag::matmul(x, wk), v = ag::matmul(x, wv);
     ag::sum(ag::attention(q, k, v, 4, true, ag::Scalar(0.25))).backward();
@@ -101,7 +116,8 @@ BENCHMARK(BM_FusedAttentionForwardBackward)->Arg(64)->Arg(256);
 void BM_AttentionOp(benchmark::State& state) {
   const int B = 32, T = static_cast<int>(state.range(0)), C = 64;
   const std::size_t n = static_cast<std::size_t>(B) * T * C;
-  ag::Tensor q({B, T, C}, random_values(n, 14), true), k({B, T, C}, random_values(n, 15), true), v({B, T, C}, random_values(n, 16), true);
+  ag::Tensor q({B, T, C}, random_values(n, 14), true), k({B, T, C}, random_values(n, 15), true),
+      v({B, T, C}, random_values(n, 16), true);
   for (auto _ : state) ag::sum(ag::attention(q, k, v, 4, true, ag::Scalar(0.25))).backward();
 }
 BENCHMARK(BM_AttentionOp)->Arg(64)->Arg(256);

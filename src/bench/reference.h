@@ -28,6 +28,7 @@ std::string reference_blas_threads(int threads);
 // its JSON. Throws std::runtime_error with one line saying what went wrong (no
 // such script, the interpreter's last line of error such as a missing torch,
 // output that is not the reference's JSON).
-ReferenceResult run_reference(const std::string& interpreter, const std::string& script, const std::string& workload, int threads, int steps);
+ReferenceResult run_reference(const std::string& interpreter, const std::string& script, const std::string& workload,
+                              int threads, int steps);
 
 }  // namespace seqgrad::bench

@@ -82,7 +82,9 @@ double percentile(std::vector<double> v, double p) {
 }
 
 std::vector<Workload> standard_workloads() {
-  return {{"rnn", base("rnn", 64), 32, 64}, {"transformer", base("transformer", 64), 32, 64}, {"transformer-long", base("transformer", 512), 4, 512}};
+  return {{"rnn", base("rnn", 64), 32, 64},
+          {"transformer", base("transformer", 64), 32, 64},
+          {"transformer-long", base("transformer", 512), 4, 512}};
 }
 
 Workload find_workload(const std::string& name) {

@@ -16,18 +16,18 @@ struct Workload {
   int batch = 0, len = 0;
 };
 
-std::vector<Workload> standard_workloads();           // rnn, transformer, transformer-long
-Workload find_workload(const std::string& name);     // throws std::invalid_argument naming the choices
+std::vector<Workload> standard_workloads();       // rnn, transformer, transformer-long
+Workload find_workload(const std::string& name);  // throws std::invalid_argument naming the choices
 
 struct BenchResult {
   std::string workload;
   int threads = 1, steps = 0, batch = 0, len = 0;
   double ms_median = 0, ms_p10 = 0, ms_p90 = 0;  // over the timed steps (after 3 warm-up steps)
   double tokens_per_s = 0;
-  double flops_matmul = 0;   // counted in the matmul kernels: projections, FFN, attention products, the head
-  double flops = 0;          // plus an estimate for the element-wise ops (one FLOP per element and op, two backward)
-  double gflops = 0;         // flops / median step time
-  double peak_rss_mib = 0;   // of the process so far
+  double flops_matmul = 0;  // counted in the matmul kernels: projections, FFN, attention products, the head
+  double flops = 0;         // plus an estimate for the element-wise ops (one FLOP per element and op, two backward)
+  double gflops = 0;        // flops / median step time
+  double peak_rss_mib = 0;  // of the process so far
 };
 
 BenchResult run_workload(const Workload& w, int steps, int threads);

@@ -15,8 +15,9 @@ using Runner = std::function<int()>;  // returns the exit code
 
 void add_engine_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);  // gradcheck, graph
 void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);   // train, eval, sample
-void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);      // lab
-void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands); // grads, paths, attention, compare
+void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);     // lab
+void add_inspect_commands(CLI::App& app,
+                          std::vector<std::pair<CLI::App*, Runner>>& commands);  // grads, paths, attention, compare
 
 // The whole of `s` as a finite number, or nothing ("1e-3x", "nan", "inf" and "" are not numbers).
 inline std::optional<double> parse_finite(const std::string& s) {

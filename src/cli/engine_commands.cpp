@@ -1,6 +1,6 @@
 // seqgrad gradcheck, seqgrad graph.
-#include <algorithm>
 #include <fmt/core.h>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -24,13 +24,16 @@ namespace {
 
 int run_gradcheck(std::uint64_t seed, bool json) {
   const ag::OpCheckReport report = ag::check_all_ops(seed);
-  auto worst = std::max_element(report.ops.begin(), report.ops.end(),
-                                [](const ag::OpCheck& a, const ag::OpCheck& b) { return a.max_rel_error < b.max_rel_error; });
-  const auto failed = std::count_if(report.ops.begin(), report.ops.end(), [](const ag::OpCheck& c) { return !c.passed; });
+  auto worst = std::max_element(report.ops.begin(), report.ops.end(), [](const ag::OpCheck& a, const ag::OpCheck& b) {
+    return a.max_rel_error < b.max_rel_error;
+  });
+  const auto failed =
+      std::count_if(report.ops.begin(), report.ops.end(), [](const ag::OpCheck& c) { return !c.passed; });
   if (json) {
-    nlohmann::json out = {{"precision", "float64"}, {"eps", report.eps},         {"tolerance", report.tolerance},
-                          {"seed", seed},           {"passed", report.passed()}, {"failed", failed},
-                          {"worst_op", worst->op},  {"worst_rel_error", worst->max_rel_error}};
+    nlohmann::json out = {{"precision", "float64"},        {"eps", report.eps},
+                          {"tolerance", report.tolerance}, {"seed", seed},
+                          {"passed", report.passed()},     {"failed", failed},
+                          {"worst_op", worst->op},         {"worst_rel_error", worst->max_rel_error}};
     out["ops"] = nlohmann::json::array();
     for (const ag::OpCheck& c : report.ops) {
       out["ops"].push_back({{"op", c.op},
@@ -49,14 +52,15 @@ int run_gradcheck(std::uint64_t seed, bool json) {
       op_width = std::max(op_width, c.op.size());
       shapes_width = std::max(shapes_width, c.shapes.size());
     }
-    fmt::print("{:<{}} {:<{}} {:>7} {:>12} {:>12}  {}\n", "op", op_width, "input shapes", shapes_width, "checked", "max abs err",
-               "max rel err", "result");
+    fmt::print("{:<{}} {:<{}} {:>7} {:>12} {:>12}  {}\n", "op", op_width, "input shapes", shapes_width, "checked",
+               "max abs err", "max rel err", "result");
     for (const ag::OpCheck& c : report.ops) {
-      fmt::print("{:<{}} {:<{}} {:>7} {:>12.2e} {:>12.2e}  {}\n", c.op, op_width, c.shapes, shapes_width, c.checked, c.max_abs_error,
-                 c.max_rel_error, c.passed ? "pass" : "FAIL");
+      fmt::print("{:<{}} {:<{}} {:>7} {:>12.2e} {:>12.2e}  {}\n", c.op, op_width, c.shapes, shapes_width, c.checked,
+                 c.max_abs_error, c.max_rel_error, c.passed ? "pass" : "FAIL");
     }
     fmt::print("\n{}; worst relative error {:.2e} ({})\n",
-               failed ? fmt::format("{} of {} ops FAIL", failed, report.ops.size()) : fmt::format("all {} ops pass", report.ops.size()),
+               failed ? fmt::format("{} of {} ops FAIL", failed, report.ops.size())
+                      : fmt::format("all {} ops pass", report.ops.size()),
                worst->max_rel_error, worst->op);
   }
   return report.passed() ? 0 : 1;
@@ -94,9 +98,14 @@ void add_engine_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>
   gradcheck->add_flag("--json", a->json, "print one JSON object instead of the table");
   commands.emplace_back(gradcheck, [a] { return run_gradcheck(a->seed, a->json); });
 
-  auto* graph = app.add_subcommand("graph", "write the autograd graph of a tiny RNN or attention layer as Graphviz DOT");
-  graph->add_option("--model", a->model, "which graph to draw")->check(CLI::IsMember({"rnn", "attention"}))->capture_default_str();
-  graph->add_option("--steps", a->steps, "time steps (RNN) or positions (attention), 1 to 16")->check(CLI::Range(1, 16))->capture_default_str();
+  auto* graph =
+      app.add_subcommand("graph", "write the autograd graph of a tiny RNN or attention layer as Graphviz DOT");
+  graph->add_option("--model", a->model, "which graph to draw")
+      ->check(CLI::IsMember({"rnn", "attention"}))
+      ->capture_default_str();
+  graph->add_option("--steps", a->steps, "time steps (RNN) or positions (attention), 1 to 16")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   graph->add_option("--seed", a->seed, "seed of the random weights and inputs")->check(kSeed)->capture_default_str();
   graph->add_option("--out", a->out, "file to write (default: standard output)");
   commands.emplace_back(graph, [a] { return run_graph(a->model, a->steps, a->seed, a->out); });

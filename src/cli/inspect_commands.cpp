@@ -1,7 +1,7 @@
 // seqgrad grads, seqgrad paths, seqgrad attention, seqgrad compare.
+#include <fmt/core.h>
 #include <algorithm>
 #include <filesystem>
-#include <fmt/core.h>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -50,8 +50,8 @@ void write_text(const std::string& path, const std::string& text) {
 }
 
 // A fresh model of `kind` for a task, with the defaults `seqgrad train` uses.
-train::TrainConfig fresh_config(const std::string& kind, const tasks::TaskOptions& task_options, int d_model, const std::string& init,
-                                std::uint64_t seed) {
+train::TrainConfig fresh_config(const std::string& kind, const tasks::TaskOptions& task_options, int d_model,
+                                const std::string& init, std::uint64_t seed) {
   train::TrainConfig c;
   c.model.kind = kind;
   c.model.d_model = d_model;
@@ -114,15 +114,20 @@ int run_grads(const GradsArgs& a) {
       if (!a.json) {
         std::vector<std::string> labels;
         for (long s : steps) labels.push_back(fmt::format("step {}", s));
-        fmt::print("{}: |dL/dx_t| by training step (rows) and position t (columns, left = farthest)\n{}\n", c.model.kind,
-                   report::terminal_heatmap(rows, labels, true, report::use_colour()));
+        fmt::print("{}: |dL/dx_t| by training step (rows) and position t (columns, left = farthest)\n{}\n",
+                   c.model.kind, report::terminal_heatmap(rows, labels, true, report::use_colour()));
       }
     } else if (!model) {
       model = nn::make_model(c.model, c.seed);
     }
     const inspect::GradProfile p = inspect::gradient_profile(*model, *task, probe);
-    m.update({{"model", c.model.kind}, {"task", task->info().name}, {"len", task->info().len}, {"distance", p.distance},
-              {"grad_norm_x", p.grad_norm_x}, {"decay", p.decay()}, {"loss", p.loss}});
+    m.update({{"model", c.model.kind},
+              {"task", task->info().name},
+              {"len", task->info().len},
+              {"distance", p.distance},
+              {"grad_norm_x", p.grad_norm_x},
+              {"decay", p.decay()},
+              {"loss", p.loss}});
     if (c.model.recurrent()) m["grad_norm_h"] = p.grad_norm_h;
     report::Series s{c.model.kind, {}, p.grad_norm_x};
     for (std::size_t t = 0; t < p.distance.size(); ++t) {
@@ -132,7 +137,8 @@ int run_grads(const GradsArgs& a) {
     series.push_back(s);
     if (c.model.kind == "rnn") {
       for (const auto& ch : inspect::jacobian_chains(*model, probe, {0.5, 1.0, 1.5})) {
-        m["jacobian_chains"].push_back({{"label", ch.label}, {"spectral_radius", ch.spectral_radius}, {"norm", ch.norm}});
+        m["jacobian_chains"].push_back(
+            {{"label", ch.label}, {"spectral_radius", ch.spectral_radius}, {"norm", ch.norm}});
       }
     }
     out["models"].push_back(m);
@@ -142,8 +148,9 @@ int run_grads(const GradsArgs& a) {
     std::cout << out.dump(2) << "\n";
     return 0;
   }
-  fmt::print("gradient of the loss at the last position with respect to each input x_t, {} (len {}), one batch of {}\n\n",
-             out["task"].get<std::string>(), out["len"].get<int>(), a.batch);
+  fmt::print(
+      "gradient of the loss at the last position with respect to each input x_t, {} (len {}), one batch of {}\n\n",
+      out["task"].get<std::string>(), out["len"].get<int>(), a.batch);
   fmt::print("{}\n", report::terminal_log_chart(series, "distance to the loss position", "|dL/dx_t|"));
   for (const auto& m : out["models"]) {
     fmt::print("{:<12} nearest {:.3e}  farthest {:.3e}  farthest/nearest {:.3e}\n", m["model"].get<std::string>(),
@@ -151,7 +158,8 @@ int run_grads(const GradsArgs& a) {
   }
   for (const auto& m : out["models"]) {
     if (!m.contains("jacobian_chains")) continue;
-    fmt::print("\nthe chain of the chapter (RNN): ||dh_T/dh_(T-k)|| = ||prod diag(1 - h^2) W_h^T||\n{:<14}{:>10}", "W_h", "radius");
+    fmt::print("\nthe chain of the chapter (RNN): ||dh_T/dh_(T-k)|| = ||prod diag(1 - h^2) W_h^T||\n{:<14}{:>10}",
+               "W_h", "radius");
     const auto& first = m["jacobian_chains"][0]["norm"];
     std::vector<std::size_t> ks;
     for (std::size_t k = 1; k <= first.size(); k *= 2) ks.push_back(k);
@@ -189,7 +197,9 @@ int run_paths(const PathsArgs& a) {
   if (lens.empty()) throw std::invalid_argument("--lens names no length");
   const int max_len = *std::max_element(lens.begin(), lens.end());
   nlohmann::json out = nlohmann::json::array();
-  if (!a.json) fmt::print("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", "model", "layers", "len", "path from x_0", "path from x_T-1", "sequential ops");
+  if (!a.json)
+    fmt::print("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", "model", "layers", "len", "path from x_0",
+               "path from x_T-1", "sequential ops");
   for (const std::string& kind : split_list(a.models)) {
     nn::ModelConfig c;
     c.kind = kind;
@@ -202,16 +212,24 @@ int run_paths(const PathsArgs& a) {
     std::vector<inspect::PathReport> reports;
     for (int len : lens) reports.push_back(inspect::measure_paths(*model, len));
     for (const auto& r : reports) {
-      out.push_back({{"model", kind}, {"layers", c.layers}, {"len", r.len}, {"path_from", r.path_from}, {"path_from_first", r.max_path()},
-                     {"path_from_last", r.min_path()}, {"sequential_ops", r.sequential_ops}});
-      if (!a.json) fmt::print("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", kind, c.layers, r.len, r.max_path(), r.min_path(), r.sequential_ops);
+      out.push_back({{"model", kind},
+                     {"layers", c.layers},
+                     {"len", r.len},
+                     {"path_from", r.path_from},
+                     {"path_from_first", r.max_path()},
+                     {"path_from_last", r.min_path()},
+                     {"sequential_ops", r.sequential_ops}});
+      if (!a.json)
+        fmt::print("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", kind, c.layers, r.len, r.max_path(), r.min_path(),
+                   r.sequential_ops);
     }
     if (!a.json && reports.size() >= 2) {
       const auto& p = reports.front();
       const auto& q = reports.back();
       const double per_step = static_cast<double>(q.max_path() - p.max_path()) / (q.len - p.len);
       fmt::print("{:<12} path grows by {:.2f} ops per step of distance; the paper's Table 1: {}\n\n", "", per_step,
-                 kind == "transformer" ? "self-attention O(1) path, O(1) sequential operations" : "recurrent O(n) path, O(n) sequential operations");
+                 kind == "transformer" ? "self-attention O(1) path, O(1) sequential operations"
+                                       : "recurrent O(n) path, O(n) sequential operations");
     }
   }
   if (a.json) std::cout << out.dump(2) << "\n";
@@ -226,14 +244,24 @@ struct AttentionArgs {
 int run_attention(const AttentionArgs& a) {
   const train::Checkpoint ck = train::load_checkpoint(a.dir);
   const auto task = tasks::make_task(ck.config.task);
-  const inspect::AttentionMaps maps = inspect::attention_maps(*ck.model, *task, a.input, train::eval_seed(ck.config.seed));
+  const inspect::AttentionMaps maps =
+      inspect::attention_maps(*ck.model, *task, a.input, train::eval_seed(ck.config.seed));
   const std::string out_dir = a.out.empty() ? a.dir + "/attention" : a.out;
   std::filesystem::create_directories(out_dir);
   nlohmann::json j = {{"tokens", maps.tokens}, {"weights", maps.weights}, {"files", nlohmann::json::array()}};
   for (std::size_t l = 0; l < maps.weights.size(); ++l) {
     for (std::size_t h = 0; h < maps.weights[l].size(); ++h) {
       const std::string path = fmt::format("{}/layer{}-head{}.svg", out_dir, l, h);
-      report::Heatmap m{fmt::format("layer {}, head {}", l, h), "key", "query", "weight", maps.tokens, maps.tokens, maps.weights[l][h], false, 460, 420};
+      report::Heatmap m{fmt::format("layer {}, head {}", l, h),
+                        "key",
+                        "query",
+                        "weight",
+                        maps.tokens,
+                        maps.tokens,
+                        maps.weights[l][h],
+                        false,
+                        460,
+                        420};
       write_text(path, report::svg(m));
       j["files"].push_back(path);
       if (!a.json) {
@@ -267,21 +295,28 @@ int run_compare_command(CompareArgs a) {
   a.config.path_lengths.clear();
   for (int len = 8; len < T; len *= 2) a.config.path_lengths.push_back(len);
   a.config.path_lengths.push_back(T);
-  const inspect::CompareResult r = inspect::run_compare(a.config, [](const std::string& model) { return train::progress_printer(stderr, model); });
+  const inspect::CompareResult r =
+      inspect::run_compare(a.config, [](const std::string& model) { return train::progress_printer(stderr, model); });
   const std::string report = inspect::write_report(r, a.out);
   const nlohmann::json j = inspect::to_json(r);
   std::FILE* human = a.json ? stderr : stdout;
-  fmt::print(human, "\n{} (len {}), {} steps of batch {}, seed {}\n", r.info.name, r.info.len, a.config.steps, a.config.batch, a.config.seed);
-  fmt::print(human, "{:<12} {:>8} {:>10} {:>10} {:>10} {:>14} {:>10} {:>9} {:>10}\n", "model", "params", "eval loss", "token acc", "seq acc",
-             "grad far/near", "path x_0", "ms/step", "MFLOP/st");
+  fmt::print(human, "\n{} (len {}), {} steps of batch {}, seed {}\n", r.info.name, r.info.len, a.config.steps,
+             a.config.batch, a.config.seed);
+  fmt::print(human, "{:<12} {:>8} {:>10} {:>10} {:>10} {:>14} {:>10} {:>9} {:>10}\n", "model", "params", "eval loss",
+             "token acc", "seq acc", "grad far/near", "path x_0", "ms/step", "MFLOP/st");
   for (const auto& m : j["models"]) {
-    auto acc = [](const nlohmann::json& v) { return v.is_null() ? std::string("-") : fmt::format("{:.4f}", v.get<double>()); };
-    fmt::print(human, "{:<12} {:>8} {:>10.4f} {:>10} {:>10} {:>14.3g} {:>10} {:>9.2f} {:>10.1f}\n", m["model"].get<std::string>(),
-               m["params"].get<long>(), m["eval_loss"].get<double>(), acc(m["eval_token_acc"]),
-               acc(m["eval_seq_acc"].is_null() ? m["eval_mse"] : m["eval_seq_acc"]), m["grad_decay_before"].get<double>(),
-               m["paths"].back()["path_from_first"].get<int>(), m["ms_per_step"].get<double>(), m["flops_per_step"].get<double>() / 1e6);
+    auto acc = [](const nlohmann::json& v) {
+      return v.is_null() ? std::string("-") : fmt::format("{:.4f}", v.get<double>());
+    };
+    fmt::print(human, "{:<12} {:>8} {:>10.4f} {:>10} {:>10} {:>14.3g} {:>10} {:>9.2f} {:>10.1f}\n",
+               m["model"].get<std::string>(), m["params"].get<long>(), m["eval_loss"].get<double>(),
+               acc(m["eval_token_acc"]), acc(m["eval_seq_acc"].is_null() ? m["eval_mse"] : m["eval_seq_acc"]),
+               m["grad_decay_before"].get<double>(), m["paths"].back()["path_from_first"].get<int>(),
+               m["ms_per_step"].get<double>(), m["flops_per_step"].get<double>() / 1e6);
   }
-  fmt::print(human, "  chance: {}\n  grad far/near: |dL/dx| at the farthest position over the nearest, before training\n\nreport: {}\n",
+  fmt::print(human,
+             "  chance: {}\n  grad far/near: |dL/dx| at the farthest position over the nearest, before "
+             "training\n\nreport: {}\n",
              r.info.chance_text, report);
   if (a.json) std::cout << j.dump(2) << "\n";
   return 0;
@@ -303,43 +338,63 @@ int run_bench_against_reference(const BenchArgs& a, const std::string& build, st
     std::vector<double> ours, theirs, ratios;
     double our_rss = 0, their_rss = 0;
   };
-  if (!std::filesystem::is_regular_file(a.reference)) throw std::invalid_argument("--reference: no file at " + a.reference);
+  if (!std::filesystem::is_regular_file(a.reference))
+    throw std::invalid_argument("--reference: no file at " + a.reference);
   std::vector<Row> rows(a.workloads.size());
-  fmt::print(human, "against the PyTorch reference {} ({}), {} thread(s) (its BLAS too: OPENBLAS_NUM_THREADS={}), {} timed steps, {} round(s); {}\n",
+  fmt::print(human,
+             "against the PyTorch reference {} ({}), {} thread(s) (its BLAS too: OPENBLAS_NUM_THREADS={}), {} timed "
+             "steps, {} round(s); {}\n",
              a.reference, a.python, a.threads, bench::reference_blas_threads(a.threads), a.steps, a.rounds, build);
   for (int round = 1; round <= a.rounds; ++round) {
     std::string line;
     for (std::size_t i = 0; i < a.workloads.size(); ++i) {
       const bench::BenchResult r = bench::run_workload(bench::find_workload(a.workloads[i]), a.steps, a.threads);
-      const bench::ReferenceResult ref = bench::run_reference(a.python, a.reference, a.workloads[i], a.threads, a.steps);
+      const bench::ReferenceResult ref =
+          bench::run_reference(a.python, a.reference, a.workloads[i], a.threads, a.steps);
       Row& row = rows[i];
       row.ours.push_back(r.ms_median);
       row.theirs.push_back(ref.ms_median);
       row.ratios.push_back(r.ms_median / ref.ms_median);
       if (round == 1) row.our_rss = r.peak_rss_mib;  // later rounds only repeat the process's peak so far
       row.their_rss = std::max(row.their_rss, ref.peak_rss_mib);
-      line += fmt::format("  {} {:.2f} / {:.2f} = {:.2f}", a.workloads[i], r.ms_median, ref.ms_median, row.ratios.back());
+      line +=
+          fmt::format("  {} {:.2f} / {:.2f} = {:.2f}", a.workloads[i], r.ms_median, ref.ms_median, row.ratios.back());
     }
     fmt::print(human, "round {}:{}\n", round, line);
   }
-  fmt::print(human, "{:<18} {:<18} {:>9} {:>11} {:>7}  {}\n", "workload", "PyTorch's", "ours ms", "PyTorch ms", "ratio", "target");
+  fmt::print(human, "{:<18} {:<18} {:>9} {:>11} {:>7}  {}\n", "workload", "PyTorch's", "ours ms", "PyTorch ms", "ratio",
+             "target");
   nlohmann::json j = nlohmann::json::array();
   const auto median = [](const std::vector<double>& v) { return bench::percentile(v, 0.5); };
   for (std::size_t i = 0; i < a.workloads.size(); ++i) {
     const Row& row = rows[i];
     const double ratio = median(row.ratios);
     const bool met = ratio <= kTarget;
-    fmt::print(human, "{:<18} {:<18} {:>9.2f} {:>11.2f} {:>7.2f}  <= {}: {}\n", a.workloads[i], bench::reference_workload(a.workloads[i]),
-               median(row.ours), median(row.theirs), ratio, kTarget, met ? "met" : "not met");
-    j.push_back({{"workload", a.workloads[i]}, {"threads", a.threads}, {"steps", a.steps}, {"rounds", a.rounds},
-                 {"ms_per_step_median", median(row.ours)}, {"reference_workload", bench::reference_workload(a.workloads[i])},
-                 {"reference_ms_per_step_median", median(row.theirs)}, {"ratios", row.ratios}, {"ratio", ratio}, {"target_ratio", kTarget},
-                 {"met", met}, {"peak_rss_mib", row.our_rss}, {"reference_peak_rss_mib", row.their_rss}, {"build", build}});
+    fmt::print(human, "{:<18} {:<18} {:>9.2f} {:>11.2f} {:>7.2f}  <= {}: {}\n", a.workloads[i],
+               bench::reference_workload(a.workloads[i]), median(row.ours), median(row.theirs), ratio, kTarget,
+               met ? "met" : "not met");
+    j.push_back({{"workload", a.workloads[i]},
+                 {"threads", a.threads},
+                 {"steps", a.steps},
+                 {"rounds", a.rounds},
+                 {"ms_per_step_median", median(row.ours)},
+                 {"reference_workload", bench::reference_workload(a.workloads[i])},
+                 {"reference_ms_per_step_median", median(row.theirs)},
+                 {"ratios", row.ratios},
+                 {"ratio", ratio},
+                 {"target_ratio", kTarget},
+                 {"met", met},
+                 {"peak_rss_mib", row.our_rss},
+                 {"reference_peak_rss_mib", row.their_rss},
+                 {"build", build}});
   }
-  fmt::print(human, "ratio: the median over the rounds of ours / PyTorch's; peak memory: PyTorch ran each workload alone, ours is this\n"
-                    "process's so far in the first round (run --workload NAME alone for its own)\n");
+  fmt::print(human,
+             "ratio: the median over the rounds of ours / PyTorch's; peak memory: PyTorch ran each workload alone, "
+             "ours is this\n"
+             "process's so far in the first round (run --workload NAME alone for its own)\n");
   for (std::size_t i = 0; i < a.workloads.size(); ++i) {
-    fmt::print(human, "peak memory, {}: ours {:.0f} MiB, PyTorch {:.0f} MiB\n", a.workloads[i], rows[i].our_rss, rows[i].their_rss);
+    fmt::print(human, "peak memory, {}: ours {:.0f} MiB, PyTorch {:.0f} MiB\n", a.workloads[i], rows[i].our_rss,
+               rows[i].their_rss);
   }
   if (a.json) std::cout << j.dump(2) << "\n";
   return 0;
@@ -348,13 +403,15 @@ int run_bench_against_reference(const BenchArgs& a, const std::string& build, st
 int run_bench(const BenchArgs& a) {
   std::FILE* human = a.json ? stderr : stdout;
   const std::string build = bench::build_description() + "; matmul kernel: " + ag::kernels::kernel_name();
-  if (!a.reference.empty() && !a.sweep.empty()) throw std::invalid_argument("--reference times the standard workloads; it does not go with --sweep");
+  if (!a.reference.empty() && !a.sweep.empty())
+    throw std::invalid_argument("--reference times the standard workloads; it does not go with --sweep");
   if (!a.reference.empty()) return run_bench_against_reference(a, build, human);
   if (!a.sweep.empty()) {
     if (a.sweep != "len") throw std::invalid_argument("--sweep: only 'len' is known");
     const auto points = bench::sweep_len(a.sweep_max, 4, std::max(3, a.steps / 4));
     nlohmann::json j = nlohmann::json::array();
-    fmt::print(human, "one training step (batch 4) against sequence length; {}\n{:<12} {:>6} {:>10} {:>14}\n", build, "model", "T", "ms", "matmul MFLOP");
+    fmt::print(human, "one training step (batch 4) against sequence length; {}\n{:<12} {:>6} {:>10} {:>14}\n", build,
+               "model", "T", "ms", "matmul MFLOP");
     for (const auto& p : points) {
       j.push_back({{"model", p.model}, {"len", p.len}, {"ms", p.ms}, {"flops_matmul", p.flops_matmul}});
       fmt::print(human, "{:<12} {:>6} {:>10.2f} {:>14.1f}\n", p.model, p.len, p.ms, p.flops_matmul / 1e6);
@@ -363,18 +420,30 @@ int run_bench(const BenchArgs& a) {
     return 0;
   }
   nlohmann::json j = nlohmann::json::array();
-  fmt::print(human, "standard workloads (docs/workloads.md), {} thread(s), {} timed steps each; {}\n", a.threads, a.steps, build);
-  fmt::print(human, "{:<18} {:>10} {:>16} {:>12} {:>10} {:>8} {:>10}\n", "workload", "median ms", "p10-p90 ms", "tokens/s", "GFLOP/st", "GFLOP/s", "peak MiB");
+  fmt::print(human, "standard workloads (docs/workloads.md), {} thread(s), {} timed steps each; {}\n", a.threads,
+             a.steps, build);
+  fmt::print(human, "{:<18} {:>10} {:>16} {:>12} {:>10} {:>8} {:>10}\n", "workload", "median ms", "p10-p90 ms",
+             "tokens/s", "GFLOP/st", "GFLOP/s", "peak MiB");
   for (const auto& name : a.workloads) {
     const bench::BenchResult r = bench::run_workload(bench::find_workload(name), a.steps, a.threads);
-    j.push_back({{"workload", r.workload}, {"threads", r.threads}, {"steps", r.steps}, {"ms_per_step_median", r.ms_median},
-                 {"ms_per_step_p10", r.ms_p10}, {"ms_per_step_p90", r.ms_p90}, {"tokens_per_s", r.tokens_per_s},
-                 {"flops_per_step", r.flops}, {"flops_matmul_per_step", r.flops_matmul}, {"gflops", r.gflops},
-                 {"peak_rss_mib", r.peak_rss_mib}, {"build", build}});
+    j.push_back({{"workload", r.workload},
+                 {"threads", r.threads},
+                 {"steps", r.steps},
+                 {"ms_per_step_median", r.ms_median},
+                 {"ms_per_step_p10", r.ms_p10},
+                 {"ms_per_step_p90", r.ms_p90},
+                 {"tokens_per_s", r.tokens_per_s},
+                 {"flops_per_step", r.flops},
+                 {"flops_matmul_per_step", r.flops_matmul},
+                 {"gflops", r.gflops},
+                 {"peak_rss_mib", r.peak_rss_mib},
+                 {"build", build}});
     fmt::print(human, "{:<18} {:>10.2f} {:>16} {:>12.0f} {:>10.3f} {:>8.1f} {:>10.0f}\n", r.workload, r.ms_median,
-               fmt::format("{:.2f}-{:.2f}", r.ms_p10, r.ms_p90), r.tokens_per_s, r.flops / 1e9, r.gflops, r.peak_rss_mib);
+               fmt::format("{:.2f}-{:.2f}", r.ms_p10, r.ms_p90), r.tokens_per_s, r.flops / 1e9, r.gflops,
+               r.peak_rss_mib);
   }
-  fmt::print(human, "peak MiB is the process's peak so far: run one workload alone (--workload NAME) for its own figure\n");
+  fmt::print(human,
+             "peak MiB is the process's peak so far: run one workload alone (--workload NAME) for its own figure\n");
   if (a.json) std::cout << j.dump(2) << "\n";
   return 0;
 }
@@ -383,26 +452,40 @@ int run_bench(const BenchArgs& a) {
 
 void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands) {
   auto g = std::make_shared<GradsArgs>();
-  auto* grads = app.add_subcommand("grads", "the gradient of the last position's loss with respect to every input x_t, by distance");
-  grads->add_option("--model,--models", g->models, "models, comma-separated (fresh ones)")->check(kModelList)->capture_default_str();
+  auto* grads = app.add_subcommand(
+      "grads", "the gradient of the last position's loss with respect to every input x_t, by distance");
+  grads->add_option("--model,--models", g->models, "models, comma-separated (fresh ones)")
+      ->check(kModelList)
+      ->capture_default_str();
   grads->add_option("--task", g->task.name, "task")->check(CLI::IsMember(tasks::task_names()))->capture_default_str();
-  grads->add_option("--len", g->task.len, "task length (0: its default)")->check(CLI::Range(0, 4096))->capture_default_str();
+  grads->add_option("--len", g->task.len, "task length (0: its default)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
   grads->add_option("--checkpoint", g->checkpoint, "a run directory: inspect its trained model instead");
   grads->add_option("--batch", g->batch, "sequences in the batch")->check(CLI::Range(1, 4096))->capture_default_str();
-  grads->add_option("--d-model", g->d_model, "width of fresh models")->check(CLI::Range(2, 4096))->capture_default_str();
-  grads->add_option("--init", g->init, "recurrent weight init of fresh models")->check(CLI::IsMember({"uniform", "xavier", "orthogonal", "identity"}))->capture_default_str();
+  grads->add_option("--d-model", g->d_model, "width of fresh models")
+      ->check(CLI::Range(2, 4096))
+      ->capture_default_str();
+  grads->add_option("--init", g->init, "recurrent weight init of fresh models")
+      ->check(CLI::IsMember({"uniform", "xavier", "orthogonal", "identity"}))
+      ->capture_default_str();
   grads->add_option("--seed", g->seed, "seed")->check(kSeed)->capture_default_str();
-  grads->add_option("--every", g->every, "train --steps steps, recording the profile every K steps (a heatmap)")->check(CLI::Range(0, 1000000));
-  grads->add_option("--steps", g->steps, "training steps with --every")->check(CLI::Range(1, 10000000))->capture_default_str();
+  grads->add_option("--every", g->every, "train --steps steps, recording the profile every K steps (a heatmap)")
+      ->check(CLI::Range(0, 1000000));
+  grads->add_option("--steps", g->steps, "training steps with --every")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
   grads->add_option("--csv", g->csv, "also write model,distance,grad_norm_x rows here");
   grads->add_flag("--json", g->json, "print one JSON object");
   commands.emplace_back(grads, [g] { return run_grads(*g); });
 
   auto p = std::make_shared<PathsArgs>();
-  auto* paths = app.add_subcommand("paths", "path length from each input to the last output, measured on the autograd graph");
+  auto* paths =
+      app.add_subcommand("paths", "path length from each input to the last output, measured on the autograd graph");
   paths->add_option("--models", p->models, "models, comma-separated")->check(kModelList)->capture_default_str();
   paths->add_option("--lens", p->lens, "sequence lengths, comma-separated")->capture_default_str();
-  paths->add_option("--layers", p->layers, "layers (default: 2 for a Transformer, 1 otherwise)")->check(CLI::Range(1, 64));
+  paths->add_option("--layers", p->layers, "layers (default: 2 for a Transformer, 1 otherwise)")
+      ->check(CLI::Range(1, 64));
   paths->add_flag("--json", p->json, "print JSON");
   commands.emplace_back(paths, [p] { return run_paths(*p); });
 
@@ -417,30 +500,49 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   auto c = std::make_shared<CompareArgs>();
   auto* cmp = app.add_subcommand("compare", "train the contenders side by side and write an HTML report");
   cmp->add_option("--models", c->models, "models, comma-separated")->check(kModelList)->capture_default_str();
-  cmp->add_option("--task", c->config.task.name, "task")->check(CLI::IsMember(tasks::task_names()))->capture_default_str();
-  cmp->add_option("--len", c->config.task.len, "task length (0: its default)")->check(CLI::Range(0, 4096))->capture_default_str();
+  cmp->add_option("--task", c->config.task.name, "task")
+      ->check(CLI::IsMember(tasks::task_names()))
+      ->capture_default_str();
+  cmp->add_option("--len", c->config.task.len, "task length (0: its default)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
   cmp->add_option("--text", c->config.task.text_path, "lm: a UTF-8 text file");
-  cmp->add_option("--steps", c->config.steps, "training steps for each model")->check(CLI::Range(1, 10000000))->capture_default_str();
+  cmp->add_option("--steps", c->config.steps, "training steps for each model")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
   cmp->add_option("--batch", c->config.batch, "sequences per step")->check(CLI::Range(1, 4096))->capture_default_str();
-  cmp->add_option("--d-model", c->config.d_model, "width of every model")->check(CLI::Range(2, 4096))->capture_default_str();
+  cmp->add_option("--d-model", c->config.d_model, "width of every model")
+      ->check(CLI::Range(2, 4096))
+      ->capture_default_str();
   cmp->add_option("--seed", c->config.seed, "seed")->check(kSeed)->capture_default_str();
-  cmp->add_option("--eval-size", c->config.eval_size, "held-out sequences")->check(CLI::Range(1, 1000000))->capture_default_str();
+  cmp->add_option("--eval-size", c->config.eval_size, "held-out sequences")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   cmp->add_option("--out", c->out, "report directory")->capture_default_str();
   cmp->add_flag("--json", c->json, "print the report's data as JSON; the table goes to stderr");
   commands.emplace_back(cmp, [c] { return run_compare_command(*c); });
 
   auto b = std::make_shared<BenchArgs>();
-  auto* bench = app.add_subcommand("bench", "time the standard workloads: ms per training step, tokens/s, FLOPs, memory");
+  auto* bench =
+      app.add_subcommand("bench", "time the standard workloads: ms per training step, tokens/s, FLOPs, memory");
   bench->add_option("--workload", b->workloads, "rnn, transformer, transformer-long (repeatable)")
       ->check(CLI::IsMember({"rnn", "transformer", "transformer-long"}))
       ->capture_default_str();
-  bench->add_option("--steps", b->steps, "timed steps per workload (after 3 warm-up steps)")->check(CLI::Range(1, 100000))->capture_default_str();
+  bench->add_option("--steps", b->steps, "timed steps per workload (after 3 warm-up steps)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   bench->add_option("--threads", b->threads, "threads")->check(CLI::Range(1, 256))->capture_default_str();
-  bench->add_option("--sweep", b->sweep, "'len': time one step of the RNN and the Transformer at T = 16, 32, ...")->check(CLI::IsMember({"len"}));
-  bench->add_option("--sweep-max", b->sweep_max, "longest T of the sweep")->check(CLI::Range(16, 8192))->capture_default_str();
-  bench->add_option("--reference", b->reference, "also run this PyTorch reference (src/bench/torch_reference.py) and print the ratios");
+  bench->add_option("--sweep", b->sweep, "'len': time one step of the RNN and the Transformer at T = 16, 32, ...")
+      ->check(CLI::IsMember({"len"}));
+  bench->add_option("--sweep-max", b->sweep_max, "longest T of the sweep")
+      ->check(CLI::Range(16, 8192))
+      ->capture_default_str();
+  bench->add_option("--reference", b->reference,
+                    "also run this PyTorch reference (src/bench/torch_reference.py) and print the ratios");
   bench->add_option("--python", b->python, "the Python that runs the reference")->capture_default_str();
-  bench->add_option("--rounds", b->rounds, "with --reference: rounds of ours then PyTorch's, the verdict from the median ratio")
+  bench
+      ->add_option("--rounds", b->rounds,
+                   "with --reference: rounds of ours then PyTorch's, the verdict from the median ratio")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   bench->add_flag("--json", b->json, "print JSON; the table goes to stderr");

@@ -19,7 +19,9 @@ std::vector<std::vector<double>> parse_vectors(const std::string& text) {
     std::istringstream parts(word);
     for (std::string part; std::getline(parts, part, ',');) {
       const std::optional<double> x = parse_finite(part);
-      if (!x) throw std::invalid_argument("--vectors: '" + part + "' in '" + word + "' is not a number; write vectors as 1,0 0.9,0.1 0,1");
+      if (!x)
+        throw std::invalid_argument("--vectors: '" + part + "' in '" + word +
+                                    "' is not a number; write vectors as 1,0 0.9,0.1 0,1");
       v.push_back(*x);
     }
     out.push_back(v);
@@ -40,8 +42,10 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
   lab->add_option("name", a->name, "the lab (see --list)");
   lab->add_flag("--list", a->list, "list the labs");
   lab->add_flag("--json", a->json, "print name, claim, figures and holds as JSON");
-  auto* vectors = lab->add_option("--vectors", a->vectors, "attention-by-hand: your own word vectors, e.g. \"1,0 0.9,0.1 0,1\"");
-  lab->add_option("--query", a->query, "attention-by-hand: which of --vectors is the query (from 0)")->capture_default_str();
+  auto* vectors =
+      lab->add_option("--vectors", a->vectors, "attention-by-hand: your own word vectors, e.g. \"1,0 0.9,0.1 0,1\"");
+  lab->add_option("--query", a->query, "attention-by-hand: which of --vectors is the query (from 0)")
+      ->capture_default_str();
   commands.emplace_back(lab, [a, vectors] {
     if (vectors->count() > 0 && a->vectors.find_first_not_of(" \t") == std::string::npos) {
       throw std::invalid_argument("--vectors is empty; write vectors as 1,0 0.9,0.1 0,1");
@@ -50,7 +54,8 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       if (a->name.empty() && !a->list) throw std::invalid_argument("name a lab, or --list them");
       if (a->json) {
         nlohmann::json j = nlohmann::json::array();
-        for (const auto& l : labs::all_labs()) j.push_back({{"name", l.name}, {"source", l.source}, {"claim", l.claim}});
+        for (const auto& l : labs::all_labs())
+          j.push_back({{"name", l.name}, {"source", l.source}, {"claim", l.claim}});
         std::cout << j.dump(2) << "\n";
       } else {
         for (const auto& l : labs::all_labs()) fmt::print("{:<18} {}\n{:<18} {}\n\n", l.name, l.claim, "", l.source);
@@ -64,8 +69,9 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
     labs::LabResult r = a->vectors.empty() ? l.run() : labs::attention_by_hand(parse_vectors(a->vectors), a->query);
     if (!a->vectors.empty()) {
       r.name = l.name;
-      r.claim = "With your vectors and query: the scores are the dot products with the query, the softmax keeps their order, "
-                "and the weights sum to 1.";
+      r.claim =
+          "With your vectors and query: the scores are the dot products with the query, the softmax keeps their order, "
+          "and the weights sum to 1.";
     }
     if (a->json) {
       nlohmann::ordered_json j = {{"name", r.name}, {"claim", r.claim}, {"figures", r.figures}, {"holds", r.holds}};

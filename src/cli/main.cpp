@@ -1,11 +1,11 @@
 // seqgrad: the command line. Parses, hands over to one subcommand, and turns
 // what goes wrong into one line and an exit code: 0 success, 1 a failure at
 // run time, 2 a usage error, 130 a run stopped by a signal.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -46,8 +46,11 @@ int main(int argc, char** argv) {
   CLI::App app{"seqgrad: why attention replaced recurrence, measured on a from-scratch autograd engine"};
   app.require_subcommand(1);
   // The build is part of the version: trained figures differ in their last digits between -march settings.
-  app.set_version_flag("--version", std::string("seqgrad ") + SEQGRAD_VERSION + " (" + seqgrad::bench::build_description() + ")");
-  app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("seqgrad: ") + e.what() + " (see seqgrad --help)\n"; });
+  app.set_version_flag("--version",
+                       std::string("seqgrad ") + SEQGRAD_VERSION + " (" + seqgrad::bench::build_description() + ")");
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("seqgrad: ") + e.what() + " (see seqgrad --help)\n";
+  });
   std::vector<std::pair<CLI::App*, seqgrad::cli::Runner>> commands;
   seqgrad::cli::add_engine_commands(app, commands);
   seqgrad::cli::add_train_commands(app, commands);
@@ -67,7 +70,8 @@ int main(int argc, char** argv) {
   }
   for (const auto& [sub, run] : commands) {
     if (sub->get_name() == "make-data") continue;
-    sub->add_option("--kernels", kernels, "the ops' implementation: fast, or reference (the plain loops of autograd/reference/)")
+    sub->add_option("--kernels", kernels,
+                    "the ops' implementation: fast, or reference (the plain loops of autograd/reference/)")
         ->check(CLI::IsMember({"fast", "reference"}))
         ->capture_default_str();
   }
@@ -92,7 +96,8 @@ int main(int argc, char** argv) {
     ag::set_kernel_path(ag::parse_kernel_path(kernels));
     for (const auto& [sub, run] : commands)
       if (*sub) return run();
-  } catch (const std::invalid_argument& e) {  // a value the parser could not judge alone (d_model vs heads, a text file)
+  } catch (
+      const std::invalid_argument& e) {  // a value the parser could not judge alone (d_model vs heads, a text file)
     fmt::print(stderr, "seqgrad: {}\n", e.what());
     return 2;
   } catch (const std::exception& e) {

@@ -1,20 +1,20 @@
 // seqgrad train, seqgrad eval, seqgrad sample.
+#include <fmt/core.h>
 #include <cmath>
 #include <csignal>
-#include <fmt/core.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include "autograd/parallel.h"
 #include "src/cli/commands.h"
+#include "src/tasks/eval_sets.h"
+#include "src/tasks/toy_language.h"
 #include "src/train/checkpoint.h"
 #include "src/train/inspect_batch.h"
 #include "src/train/progress.h"
-#include "src/tasks/eval_sets.h"
-#include "src/tasks/toy_language.h"
-#include <filesystem>
 #include "src/train/trainer.h"
-#include <fstream>
 
 namespace seqgrad::cli {
 
@@ -33,31 +33,40 @@ extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
 std::string percent(const std::optional<double>& v) { return v ? fmt::format("{:.2f}%", 100 * *v) : "n/a"; }
 
-nlohmann::json optional_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
 
 nlohmann::json eval_json(const train::EvalResult& e) {
   nlohmann::json buckets = nlohmann::json::array();
-  for (const auto& b : e.by_distance) buckets.push_back({{"lo", b.lo}, {"hi", b.hi}, {"count", b.count}, {"accuracy", b.accuracy}});
-  return {{"eval_sequences", e.sequences},      {"eval_loss", e.loss},   {"eval_token_acc", optional_json(e.token_acc)},
-          {"eval_seq_acc", optional_json(e.seq_acc)}, {"eval_mse", optional_json(e.mse)}, {"accuracy_by_distance", buckets}};
+  for (const auto& b : e.by_distance)
+    buckets.push_back({{"lo", b.lo}, {"hi", b.hi}, {"count", b.count}, {"accuracy", b.accuracy}});
+  return {{"eval_sequences", e.sequences},
+          {"eval_loss", e.loss},
+          {"eval_token_acc", optional_json(e.token_acc)},
+          {"eval_seq_acc", optional_json(e.seq_acc)},
+          {"eval_mse", optional_json(e.mse)},
+          {"accuracy_by_distance", buckets}};
 }
 
 void print_eval(std::FILE* out, const train::EvalResult& e, const tasks::TaskInfo& info) {
   if (e.mse) {
-    fmt::print(out, "held-out ({} sequences): MSE {:.5f} (chance {:.3f}: {})\n", e.sequences, *e.mse, info.chance, info.chance_text);
+    fmt::print(out, "held-out ({} sequences): MSE {:.5f} (chance {:.3f}: {})\n", e.sequences, *e.mse, info.chance,
+               info.chance_text);
     return;
   }
   fmt::print(out, "held-out ({} sequences): loss {:.4f}, token accuracy {}", e.sequences, e.loss, percent(e.token_acc));
   if (e.seq_acc) fmt::print(out, ", sequence accuracy {}", percent(e.seq_acc));
-  const std::string chance = info.chance_metric == "token_acc" ? fmt::format("{:.2f}% token accuracy", 100 * info.chance)
-                                                               : fmt::format("loss {:.4f}", info.chance);
+  const std::string chance = info.chance_metric == "token_acc"
+                                 ? fmt::format("{:.2f}% token accuracy", 100 * info.chance)
+                                 : fmt::format("loss {:.4f}", info.chance);
   fmt::print(out, "\n  chance: {} ({})\n", chance, info.chance_text);
 }
 
 struct TrainArgs {
   train::TrainConfig config;
-  int layers = 0;                // 0: 2 for a Transformer, 1 for a recurrent model
-  std::string schedule;          // empty: warmup-rsqrt for a Transformer, constant otherwise
+  int layers = 0;        // 0: 2 for a Transformer, 1 for a recurrent model
+  std::string schedule;  // empty: warmup-rsqrt for a Transformer, constant otherwise
   bool no_ffn = false, no_causal = false, no_scale = false;
   std::string out, resume, save_grads;
   std::optional<int> steps_override;
@@ -92,26 +101,37 @@ int run_train(TrainArgs a) {
   const std::string dir = a.out.empty() ? a.resume : a.out;
 
   if (r.interrupted) {
-    fmt::print(stderr, "interrupted at step {} of {}; checkpoint and log saved in {}\n  resume with: seqgrad train --resume {}\n",
-               r.steps_done, r.config.steps, dir, dir);
+    fmt::print(
+        stderr,
+        "interrupted at step {} of {}; checkpoint and log saved in {}\n  resume with: seqgrad train --resume {}\n",
+        r.steps_done, r.config.steps, dir, dir);
     return kInterruptedExit;
   }
   const auto task = tasks::make_task(r.config.task);
   const tasks::TaskInfo& info = task->info();
   if (!a.save_grads.empty()) {
     const auto model = train::load_checkpoint(dir).model;
-    const double loss = train::save_batch_gradients(*model, *task, r.config.batch, train::eval_seed(r.config.seed), a.save_grads);
+    const double loss =
+        train::save_batch_gradients(*model, *task, r.config.batch, train::eval_seed(r.config.seed), a.save_grads);
     fmt::print(human, "gradients of one held-out batch (loss {:.6f}) written to {}\n", loss, a.save_grads);
   }
-  fmt::print(human, "{} on {} (len {}): {} parameters, {} steps in {:.1f} s ({:.2f} ms/step)\n", r.config.model.kind, info.name,
-             info.len, r.params, r.steps_done - r.start_step, r.seconds, r.ms_per_step);
+  fmt::print(human, "{} on {} (len {}): {} parameters, {} steps in {:.1f} s ({:.2f} ms/step)\n", r.config.model.kind,
+             info.name, info.len, r.params, r.steps_done - r.start_step, r.seconds, r.ms_per_step);
   print_eval(human, r.eval, info);
   fmt::print(human, "checkpoint and log: {}/\n", dir);
   if (a.json) {
-    nlohmann::json j = {{"model", r.config.model.kind}, {"task", info.name},      {"len", info.len},
-                        {"steps", r.steps_done},        {"params", r.params},     {"seconds", r.seconds},
-                        {"ms_per_step", r.ms_per_step}, {"chance", info.chance},  {"chance_metric", info.chance_metric},
-                        {"out_dir", dir},               {"final_train_loss", r.log.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.log.back().loss)}};
+    nlohmann::json j = {
+        {"model", r.config.model.kind},
+        {"task", info.name},
+        {"len", info.len},
+        {"steps", r.steps_done},
+        {"params", r.params},
+        {"seconds", r.seconds},
+        {"ms_per_step", r.ms_per_step},
+        {"chance", info.chance},
+        {"chance_metric", info.chance_metric},
+        {"out_dir", dir},
+        {"final_train_loss", r.log.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.log.back().loss)}};
     j.update(eval_json(r.eval));
     std::cout << j.dump(2) << "\n";
   }
@@ -131,29 +151,51 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   t->add_option("--task", c.task.name, "copy, reverse, sort, recall, adding, copy-memory or lm")
       ->check(CLI::IsMember(tasks::task_names()))
       ->capture_default_str();
-  t->add_option("--len", c.task.len, "the task's length (0: the task's default)")->check(CLI::Range(0, 4096))->capture_default_str();
+  t->add_option("--len", c.task.len, "the task's length (0: the task's default)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
   t->add_option("--text", c.task.text_path, "lm, words: train on this UTF-8 file instead of the shipped toy language");
-  t->add_option("--d-model", c.model.d_model, "hidden size (recurrent) or width (Transformer)")->check(CLI::Range(1, 4096))->capture_default_str();
+  t->add_option("--d-model", c.model.d_model, "hidden size (recurrent) or width (Transformer)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   t->add_option("--layers", a->layers, "layers (default 2 for a Transformer, 1 otherwise)")->check(CLI::Range(1, 64));
   t->add_option("--heads", c.model.heads, "attention heads")->check(CLI::Range(1, 256))->capture_default_str();
-  t->add_option("--ffn-mult", c.model.ffn_mult, "FFN width as a multiple of d_model")->check(CLI::Range(1, 64))->capture_default_str();
+  t->add_option("--ffn-mult", c.model.ffn_mult, "FFN width as a multiple of d_model")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   t->add_flag("--no-ffn", a->no_ffn, "leave the feed-forward network out of every block");
-  t->add_option("--activation", c.model.activation, "FFN activation")->check(CLI::IsMember({"relu", "gelu"}))->capture_default_str();
-  t->add_option("--pos", c.model.pos, "positional encoding")->check(CLI::IsMember({"none", "sinusoidal", "learned", "rope"}))->capture_default_str();
+  t->add_option("--activation", c.model.activation, "FFN activation")
+      ->check(CLI::IsMember({"relu", "gelu"}))
+      ->capture_default_str();
+  t->add_option("--pos", c.model.pos, "positional encoding")
+      ->check(CLI::IsMember({"none", "sinusoidal", "learned", "rope"}))
+      ->capture_default_str();
   t->add_flag("--pre-ln", c.model.pre_ln, "LayerNorm before each sublayer instead of after (post-LN, the paper's)");
   t->add_flag("--no-causal", a->no_causal, "let every position see the whole sequence");
   t->add_flag("--no-scale", a->no_scale, "do not divide attention scores by sqrt(d_k)");
-  t->add_option("--init", c.model.init, "recurrent weight init")->check(CLI::IsMember({"uniform", "xavier", "orthogonal", "identity"}))->capture_default_str();
-  t->add_option("--embed-init", c.model.embed_init, "embedding init (auto: normal for recurrent, xavier for Transformer)")
+  t->add_option("--init", c.model.init, "recurrent weight init")
+      ->check(CLI::IsMember({"uniform", "xavier", "orthogonal", "identity"}))
+      ->capture_default_str();
+  t->add_option("--embed-init", c.model.embed_init,
+                "embedding init (auto: normal for recurrent, xavier for Transformer)")
       ->check(CLI::IsMember({"auto", "uniform", "xavier", "orthogonal", "normal"}))
       ->capture_default_str();
-  t->add_option("--dropout", c.model.dropout, "dropout probability")->check(CLI::Range(0.0, 0.95))->capture_default_str();
-  t->add_option("--optimizer", c.optim.kind, "sgd, adam or adamw")->check(CLI::IsMember({"sgd", "adam", "adamw"}))->capture_default_str();
+  t->add_option("--dropout", c.model.dropout, "dropout probability")
+      ->check(CLI::Range(0.0, 0.95))
+      ->capture_default_str();
+  t->add_option("--optimizer", c.optim.kind, "sgd, adam or adamw")
+      ->check(CLI::IsMember({"sgd", "adam", "adamw"}))
+      ->capture_default_str();
   t->add_option("--lr", c.optim.lr, "peak learning rate")->check(kFinitePositive)->capture_default_str();
   t->add_option("--momentum", c.optim.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))->capture_default_str();
-  t->add_option("--weight-decay", c.optim.weight_decay, "weight decay")->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  t->add_option("--clip", c.clip, "max global gradient norm (0: off)")->check(CLI::Range(0.0, 1e9))->capture_default_str();
-  t->add_option("--schedule", a->schedule, "constant, warmup-rsqrt or cosine (default: cosine for a Transformer, constant otherwise)")
+  t->add_option("--weight-decay", c.optim.weight_decay, "weight decay")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  t->add_option("--clip", c.clip, "max global gradient norm (0: off)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  t->add_option("--schedule", a->schedule,
+                "constant, warmup-rsqrt or cosine (default: cosine for a Transformer, constant otherwise)")
       ->check(CLI::IsMember({"constant", "warmup-rsqrt", "cosine"}));
   c.schedule.warmup = 100;
   t->add_option("--warmup", c.schedule.warmup, "warmup steps")->check(CLI::Range(0, 1000000))->capture_default_str();
@@ -163,21 +205,27 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   t->add_option("--threads", a->threads, "threads for the matrix products (results are bitwise the same for any count)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  t->add_option("--eval-size", c.eval_size, "held-out sequences in the final evaluation")->check(CLI::Range(1, 1000000))->capture_default_str();
-  t->add_option("--checkpoint-every", c.checkpoint_every, "steps between checkpoints (0: at the end only)")->check(CLI::Range(0, 100000000))->capture_default_str();
+  t->add_option("--eval-size", c.eval_size, "held-out sequences in the final evaluation")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  t->add_option("--checkpoint-every", c.checkpoint_every, "steps between checkpoints (0: at the end only)")
+      ->check(CLI::Range(0, 100000000))
+      ->capture_default_str();
   t->add_option("--out", a->out, "run directory for the log and checkpoint (default runs/<model>-<task>)");
   t->add_option("--resume", a->resume, "continue the run saved in this directory (with --steps: the new total)");
-  t->add_option("--save-grads", a->save_grads, "also write one held-out batch's parameter gradients here (safetensors)");
+  t->add_option("--save-grads", a->save_grads,
+                "also write one held-out batch's parameter gradients here (safetensors)");
   t->add_flag("--json", a->json, "print one JSON object at the end; the human-readable output goes to stderr");
   t->callback([a, t] {
     if (a->resume.empty()) return;
     if (t->count("--steps")) a->steps_override = a->config.steps;
     // A resumed run is what its checkpoint says; an option that would change
     // the model or the task is a mistake to point out, not to ignore.
-    for (const char* opt : {"--model", "--task", "--len", "--text", "--d-model", "--layers", "--heads", "--ffn-mult", "--pos", "--batch",
-                            "--seed", "--lr", "--optimizer", "--out"}) {
+    for (const char* opt : {"--model", "--task", "--len", "--text", "--d-model", "--layers", "--heads", "--ffn-mult",
+                            "--pos", "--batch", "--seed", "--lr", "--optimizer", "--out"}) {
       if (t->count(opt)) {
-        throw CLI::ValidationError(std::string(opt) + " cannot be changed when resuming: the run's checkpoint fixes it (only --steps can)");
+        throw CLI::ValidationError(
+            std::string(opt) + " cannot be changed when resuming: the run's checkpoint fixes it (only --steps can)");
       }
     }
   });
@@ -197,19 +245,23 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   commands.emplace_back(ev, [e] {
     const train::Checkpoint ck = train::load_checkpoint(e->dir);
     const auto task = tasks::make_task(ck.config.task);
-    const train::EvalResult r = train::evaluate(*ck.model, *task, ck.config.eval_size, ck.config.batch, train::eval_seed(ck.config.seed));
+    const train::EvalResult r =
+        train::evaluate(*ck.model, *task, ck.config.eval_size, ck.config.batch, train::eval_seed(ck.config.seed));
     if (e->json) {
-      nlohmann::json j = {{"model", ck.config.model.kind}, {"task", task->info().name}, {"len", task->info().len}, {"steps", ck.step}};
+      nlohmann::json j = {
+          {"model", ck.config.model.kind}, {"task", task->info().name}, {"len", task->info().len}, {"steps", ck.step}};
       j.update(eval_json(r));
       std::cout << j.dump(2) << "\n";
     } else {
-      fmt::print("{} on {} (len {}) after {} steps\n", ck.config.model.kind, task->info().name, task->info().len, ck.step);
+      fmt::print("{} on {} (len {}) after {} steps\n", ck.config.model.kind, task->info().name, task->info().len,
+                 ck.step);
       print_eval(stdout, r, task->info());
     }
     return 0;
   });
 
-  auto* md = app.add_subcommand("make-data", "write the shipped data (toylang.txt, eval/*.tsv) into a directory, as data/ holds it");
+  auto* md = app.add_subcommand("make-data",
+                                "write the shipped data (toylang.txt, eval/*.tsv) into a directory, as data/ holds it");
   md->add_option("dir", e->dir, "directory to write to")->required();
   commands.emplace_back(md, [e] {
     const std::string path = e->dir + "/toylang.txt";
@@ -227,12 +279,17 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
     return 0;
   });
 
-  auto* sa = app.add_subcommand("sample", "show held-out inputs, predictions and targets side by side, or generate text (lm, words)");
+  auto* sa = app.add_subcommand(
+      "sample", "show held-out inputs, predictions and targets side by side, or generate text (lm, words)");
   sa->add_option("dir", e->dir, "run directory")->required();
   sa->add_option("--count", e->count, "examples to show")->check(CLI::Range(1, 1000))->capture_default_str();
   sa->add_option("--prompt", e->prompt, "lm, words: text to continue");
-  sa->add_option("--chars", e->chars, "lm, words: tokens (characters or words) to generate")->check(CLI::Range(1, 100000))->capture_default_str();
-  sa->add_option("--temperature", e->temperature, "lm: 0 for greedy, else sample from softmax(logits / T)")->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  sa->add_option("--chars", e->chars, "lm, words: tokens (characters or words) to generate")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  sa->add_option("--temperature", e->temperature, "lm: 0 for greedy, else sample from softmax(logits / T)")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
   sa->add_option("--seed", e->seed, "seed for sampling")->check(kSeed)->capture_default_str();
   commands.emplace_back(sa, [e] {
     const train::Checkpoint ck = train::load_checkpoint(e->dir);
@@ -243,7 +300,8 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       return 0;
     }
     for (const auto& x : train::show_examples(*ck.model, *task, e->count, train::eval_seed(ck.config.seed))) {
-      fmt::print("input      {}\nprediction {}\ntarget     {}   {}\n\n", x.input, x.prediction, x.target, x.correct ? "right" : "WRONG");
+      fmt::print("input      {}\nprediction {}\ntarget     {}   {}\n\n", x.input, x.prediction, x.target,
+                 x.correct ? "right" : "WRONG");
     }
     return 0;
   });

@@ -21,7 +21,8 @@ std::vector<int> parse_tokens(const tasks::Task& task, const std::string& text) 
         if (!known.empty()) known += ' ';
         known += task.token_text(id);
       }
-      throw std::invalid_argument("'" + word + "' is not a token of the " + info.name + " task; its tokens are: " + known);
+      throw std::invalid_argument("'" + word + "' is not a token of the " + info.name +
+                                  " task; its tokens are: " + known);
     }
     ids.push_back(found);
   }
@@ -29,8 +30,10 @@ std::vector<int> parse_tokens(const tasks::Task& task, const std::string& text) 
   return ids;
 }
 
-AttentionMaps attention_maps(const nn::SequenceModel& model, const tasks::Task& task, const std::string& text, std::uint64_t seed) {
-  if (model.config().recurrent()) throw std::invalid_argument("a " + model.config().kind + " has no attention to show; use a Transformer checkpoint");
+AttentionMaps attention_maps(const nn::SequenceModel& model, const tasks::Task& task, const std::string& text,
+                             std::uint64_t seed) {
+  if (model.config().recurrent())
+    throw std::invalid_argument("a " + model.config().kind + " has no attention to show; use a Transformer checkpoint");
   nn::SequenceInput in{1, 0, {}, {}};
   if (text.empty()) {
     const tasks::Batch b = task.eval_batches(1, 1, seed).front();
@@ -50,7 +53,8 @@ AttentionMaps attention_maps(const nn::SequenceModel& model, const tasks::Task& 
     const int H = w.size(1);
     std::vector<std::vector<std::vector<double>>> layer(static_cast<std::size_t>(H));
     for (int h = 0; h < H; ++h) {
-      layer[static_cast<std::size_t>(h)].assign(static_cast<std::size_t>(T), std::vector<double>(static_cast<std::size_t>(T)));
+      layer[static_cast<std::size_t>(h)].assign(static_cast<std::size_t>(T),
+                                                std::vector<double>(static_cast<std::size_t>(T)));
       for (int i = 0; i < T; ++i)
         for (int j = 0; j < T; ++j)
           layer[static_cast<std::size_t>(h)][static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] =

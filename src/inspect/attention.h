@@ -17,7 +17,8 @@ struct AttentionMaps {
 
 // The first held-out sequence of the task, or `text` when given (tokens
 // separated by spaces, or characters for lm).
-AttentionMaps attention_maps(const nn::SequenceModel& model, const tasks::Task& task, const std::string& text, std::uint64_t seed);
+AttentionMaps attention_maps(const nn::SequenceModel& model, const tasks::Task& task, const std::string& text,
+                             std::uint64_t seed);
 
 // The task's tokens for a text: characters for lm, space-separated tokens otherwise.
 std::vector<int> parse_tokens(const tasks::Task& task, const std::string& text);

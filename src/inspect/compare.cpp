@@ -58,7 +58,8 @@ std::vector<DistancePoint> accuracy_by_distance(const nn::SequenceModel& model, 
     distances.push_back(config.task.len);
     for (int d : distances) {
       const auto task = tasks::make_task({"recall", d, ""});
-      const train::EvalResult r = train::evaluate(model, *task, config.eval_size, config.batch, train::eval_seed(config.seed));
+      const train::EvalResult r =
+          train::evaluate(model, *task, config.eval_size, config.batch, train::eval_seed(config.seed));
       points.push_back({d, *r.token_acc, r.sequences});
     }
     return points;
@@ -69,7 +70,8 @@ std::vector<DistancePoint> accuracy_by_distance(const nn::SequenceModel& model, 
 
 }  // namespace
 
-CompareResult run_compare(const CompareConfig& config, const std::function<train::TrainObserver(const std::string&)>& observer_for) {
+CompareResult run_compare(const CompareConfig& config,
+                          const std::function<train::TrainObserver(const std::string&)>& observer_for) {
   config.validate();
   CompareResult result;
   result.config = config;

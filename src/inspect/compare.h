@@ -27,7 +27,7 @@ struct CompareConfig {
   int d_model = 64;
   std::uint64_t seed = 0;
   int eval_size = 512;
-  int snapshots = 15;                  // gradient profiles recorded over training (the heatmap's rows)
+  int snapshots = 15;  // gradient profiles recorded over training (the heatmap's rows)
   std::vector<int> path_lengths{8, 16, 32, 64};
   void validate() const;
 };
@@ -41,8 +41,8 @@ struct DistancePoint {
 struct Contender {
   std::string model;
   train::TrainResult run;
-  std::vector<long> snapshot_steps;        // the steps the gradient profiles were taken at
-  std::vector<GradProfile> snapshots;      // front(): before training, back(): after
+  std::vector<long> snapshot_steps;    // the steps the gradient profiles were taken at
+  std::vector<GradProfile> snapshots;  // front(): before training, back(): after
   std::vector<DistancePoint> accuracy_by_distance;
   std::vector<PathReport> paths;           // one per path length
   std::vector<JacobianChain> chains;       // the vanilla RNN only
@@ -57,7 +57,8 @@ struct CompareResult {
 };
 
 // `observer_for(model)` gives the progress display of each contender's run.
-CompareResult run_compare(const CompareConfig& config, const std::function<train::TrainObserver(const std::string&)>& observer_for);
+CompareResult run_compare(const CompareConfig& config,
+                          const std::function<train::TrainObserver(const std::string&)>& observer_for);
 
 nlohmann::json to_json(const CompareResult& result);
 

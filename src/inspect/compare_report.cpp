@@ -1,7 +1,7 @@
 // The compare result as JSON, CSV and a self-contained HTML report. Every
 // number on the page is formatted from the same struct that data.json holds.
-#include <filesystem>
 #include <fmt/core.h>
+#include <filesystem>
 #include <fstream>
 
 #include "src/inspect/compare.h"
@@ -13,7 +13,11 @@ namespace seqgrad::inspect {
 namespace {
 
 nlohmann::json profile_json(const GradProfile& p) {
-  return {{"distance", p.distance}, {"grad_norm_x", p.grad_norm_x}, {"grad_norm_h", p.grad_norm_h}, {"loss", p.loss}, {"decay", p.decay()}};
+  return {{"distance", p.distance},
+          {"grad_norm_x", p.grad_norm_x},
+          {"grad_norm_h", p.grad_norm_h},
+          {"loss", p.loss},
+          {"decay", p.decay()}};
 }
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
@@ -39,32 +43,38 @@ nlohmann::json to_json(const CompareResult& r) {
                       {"chance_metric", r.info.chance_metric},
                       {"models", nlohmann::json::array()}};
   for (const Contender& c : r.contenders) {
-    nlohmann::json m = {{"model", c.model},
-                        {"params", c.run.params},
-                        {"ms_per_step", c.run.ms_per_step},
-                        {"flops_per_step", c.flops_per_step},
-                        {"final_train_loss", c.run.log.empty() ? 0.0 : c.run.log.back().loss},
-                        {"eval_loss", c.run.eval.loss},
-                        {"eval_token_acc", c.run.eval.token_acc ? nlohmann::json(*c.run.eval.token_acc) : nlohmann::json(nullptr)},
-                        {"eval_seq_acc", c.run.eval.seq_acc ? nlohmann::json(*c.run.eval.seq_acc) : nlohmann::json(nullptr)},
-                        {"eval_mse", c.run.eval.mse ? nlohmann::json(*c.run.eval.mse) : nlohmann::json(nullptr)},
-                        {"grad_decay_before", c.snapshots.front().decay()},
-                        {"grad_decay_after", c.snapshots.back().decay()},
-                        {"grads_before", profile_json(c.snapshots.front())},
-                        {"grads_after", profile_json(c.snapshots.back())},
-                        {"snapshot_steps", c.snapshot_steps}};
+    nlohmann::json m = {
+        {"model", c.model},
+        {"params", c.run.params},
+        {"ms_per_step", c.run.ms_per_step},
+        {"flops_per_step", c.flops_per_step},
+        {"final_train_loss", c.run.log.empty() ? 0.0 : c.run.log.back().loss},
+        {"eval_loss", c.run.eval.loss},
+        {"eval_token_acc", c.run.eval.token_acc ? nlohmann::json(*c.run.eval.token_acc) : nlohmann::json(nullptr)},
+        {"eval_seq_acc", c.run.eval.seq_acc ? nlohmann::json(*c.run.eval.seq_acc) : nlohmann::json(nullptr)},
+        {"eval_mse", c.run.eval.mse ? nlohmann::json(*c.run.eval.mse) : nlohmann::json(nullptr)},
+        {"grad_decay_before", c.snapshots.front().decay()},
+        {"grad_decay_after", c.snapshots.back().decay()},
+        {"grads_before", profile_json(c.snapshots.front())},
+        {"grads_after", profile_json(c.snapshots.back())},
+        {"snapshot_steps", c.snapshot_steps}};
     nlohmann::json heat = nlohmann::json::array();
     for (const auto& s : c.snapshots) heat.push_back(s.grad_norm_x);
     m["grad_heatmap"] = heat;
     nlohmann::json loss = nlohmann::json::array();
     for (const auto& s : c.run.log) loss.push_back(s.loss);
     m["loss_curve"] = loss;
-    for (const auto& p : c.accuracy_by_distance) m["accuracy_by_distance"].push_back({{"distance", p.distance}, {"accuracy", p.accuracy}, {"count", p.count}});
+    for (const auto& p : c.accuracy_by_distance)
+      m["accuracy_by_distance"].push_back({{"distance", p.distance}, {"accuracy", p.accuracy}, {"count", p.count}});
     for (const auto& p : c.paths) {
-      m["paths"].push_back({{"len", p.len}, {"path_from_first", p.max_path()}, {"path_from_last", p.min_path()},
-                            {"path_from", p.path_from}, {"sequential_ops", p.sequential_ops}});
+      m["paths"].push_back({{"len", p.len},
+                            {"path_from_first", p.max_path()},
+                            {"path_from_last", p.min_path()},
+                            {"path_from", p.path_from},
+                            {"sequential_ops", p.sequential_ops}});
     }
-    for (const auto& ch : c.chains) m["jacobian_chains"].push_back({{"label", ch.label}, {"spectral_radius", ch.spectral_radius}, {"norm", ch.norm}});
+    for (const auto& ch : c.chains)
+      m["jacobian_chains"].push_back({{"label", ch.label}, {"spectral_radius", ch.spectral_radius}, {"norm", ch.norm}});
     j["models"].push_back(m);
   }
   return j;
@@ -78,40 +88,50 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
 
   report::Page page;
   page.title = fmt::format("RNN against attention on {} (len {})", r.info.name, r.info.len);
-  page.subtitle = fmt::format("Same task, data, seed ({}) and budget: {} steps of batch {}, d_model {}. Task: {}; target: {}; scored: {}. Chance: {}.",
-                              r.config.seed, r.config.steps, r.config.batch, r.config.d_model, r.info.input, r.info.target, r.info.scored,
-                              r.info.chance_text);
+  page.subtitle = fmt::format(
+      "Same task, data, seed ({}) and budget: {} steps of batch {}, d_model {}. Task: {}; target: {}; scored: {}. "
+      "Chance: {}.",
+      r.config.seed, r.config.steps, r.config.batch, r.config.d_model, r.info.input, r.info.target, r.info.scored,
+      r.info.chance_text);
 
   // Summary
-  report::Table summary{{"model", "params", "final train loss", "eval loss", "token acc", "seq acc", "MSE", "grad far/near before",
-                         "grad far/near after", "path from x_0", "sequential ops", "ms/step", "MFLOP/step"},
-                        {},
-                        "summary"};
-  std::string csv = "model,params,final_train_loss,eval_loss,eval_token_acc,eval_seq_acc,eval_mse,grad_decay_before,grad_decay_after,path_from_first,sequential_ops,ms_per_step,flops_per_step\n";
+  report::Table summary{
+      {"model", "params", "final train loss", "eval loss", "token acc", "seq acc", "MSE", "grad far/near before",
+       "grad far/near after", "path from x_0", "sequential ops", "ms/step", "MFLOP/step"},
+      {},
+      "summary"};
+  std::string csv =
+      "model,params,final_train_loss,eval_loss,eval_token_acc,eval_seq_acc,eval_mse,grad_decay_before,grad_decay_after,"
+      "path_from_first,sequential_ops,ms_per_step,flops_per_step\n";
   for (const auto& m : data["models"]) {
     const auto& last_path = m["paths"].back();
-    auto opt = [](const nlohmann::json& v) { return v.is_null() ? std::optional<double>() : std::optional<double>(v.get<double>()); };
-    std::vector<std::string> row{m["model"].get<std::string>(),
-                                 std::to_string(m["params"].get<long>()),
-                                 fmt::format("{:.4f}", m["final_train_loss"].get<double>()),
-                                 fmt::format("{:.4f}", m["eval_loss"].get<double>()),
-                                 fmt_acc(opt(m["eval_token_acc"])),
-                                 fmt_acc(opt(m["eval_seq_acc"])),
-                                 fmt_acc(opt(m["eval_mse"])),
-                                 fmt::format("{:.3g}", m["grad_decay_before"].get<double>()),
-                                 fmt::format("{:.3g}", m["grad_decay_after"].get<double>()),
-                                 fmt::format("{} (len {})", last_path["path_from_first"].get<int>(), last_path["len"].get<int>()),
-                                 std::to_string(last_path["sequential_ops"].get<int>()),
-                                 fmt::format("{:.2f}", m["ms_per_step"].get<double>()),
-                                 fmt::format("{:.1f}", m["flops_per_step"].get<double>() / 1e6)};
+    auto opt = [](const nlohmann::json& v) {
+      return v.is_null() ? std::optional<double>() : std::optional<double>(v.get<double>());
+    };
+    std::vector<std::string> row{
+        m["model"].get<std::string>(),
+        std::to_string(m["params"].get<long>()),
+        fmt::format("{:.4f}", m["final_train_loss"].get<double>()),
+        fmt::format("{:.4f}", m["eval_loss"].get<double>()),
+        fmt_acc(opt(m["eval_token_acc"])),
+        fmt_acc(opt(m["eval_seq_acc"])),
+        fmt_acc(opt(m["eval_mse"])),
+        fmt::format("{:.3g}", m["grad_decay_before"].get<double>()),
+        fmt::format("{:.3g}", m["grad_decay_after"].get<double>()),
+        fmt::format("{} (len {})", last_path["path_from_first"].get<int>(), last_path["len"].get<int>()),
+        std::to_string(last_path["sequential_ops"].get<int>()),
+        fmt::format("{:.2f}", m["ms_per_step"].get<double>()),
+        fmt::format("{:.1f}", m["flops_per_step"].get<double>() / 1e6)};
     summary.rows.push_back(row);
     for (std::size_t k = 0; k < row.size(); ++k) csv += (k ? "," : "") + row[k];
     csv += "\n";
   }
   write_file(fs::path(dir) / "summary.csv", csv);
   page.sections.push_back({"Summary",
-                           "grad far/near: the norm of dL/dx_t at the farthest position over that at the nearest, with the loss taken at the last "
-                           "position; a vanishing gradient shows as a tiny ratio. Path from x_0: the fewest ops from the first input to the last "
+                           "grad far/near: the norm of dL/dx_t at the farthest position over that at the nearest, with "
+                           "the loss taken at the last "
+                           "position; a vanishing gradient shows as a tiny ratio. Path from x_0: the fewest ops from "
+                           "the first input to the last "
                            "output, measured on the autograd graph.",
                            {},
                            {summary}});
@@ -129,7 +149,8 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
     report::Series a{c.model, {}, {}};
     for (const auto& p : c.accuracy_by_distance) a.x.push_back(p.distance), a.y.push_back(p.accuracy);
     acc_chart.series.push_back(a);
-    for (auto [chart, profile, phase] : {std::tuple{&before, &c.snapshots.front(), "before"}, std::tuple{&after, &c.snapshots.back(), "after"}}) {
+    for (auto [chart, profile, phase] :
+         {std::tuple{&before, &c.snapshots.front(), "before"}, std::tuple{&after, &c.snapshots.back(), "after"}}) {
       report::Series g{c.model, {}, {}};
       for (std::size_t t = 0; t < profile->distance.size(); ++t) {
         g.x.push_back(profile->distance[t]);
@@ -140,17 +161,32 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
     }
   }
   write_file(fs::path(dir) / "grads.csv", grads_csv);
-  page.sections.push_back({"Learning", "Training loss per step, and held-out accuracy against the distance between the answer and the token it needs.",
-                           {report::svg(loss_chart), report::svg(acc_chart)}, {}});
+  page.sections.push_back(
+      {"Learning",
+       "Training loss per step, and held-out accuracy against the distance between the answer and the token it needs.",
+       {report::svg(loss_chart), report::svg(acc_chart)},
+       {}});
   page.sections.push_back({"The gradient reaching each position",
-                           "The chapter's first wall: the gradient to a distant word is a product of one Jacobian per step and dies on the way "
+                           "The chapter's first wall: the gradient to a distant word is a product of one Jacobian per "
+                           "step and dies on the way "
                            "through the recurrence; attention reaches every position in one step.",
-                           {report::svg(before), report::svg(after)}, {}});
+                           {report::svg(before), report::svg(after)},
+                           {}});
 
   // Heatmaps of the gradient over training
-  report::Section heat{"The gradient over training", "Each row is a training step, each column a distance; colour is |dL/dx_t| on a log scale.", {}, {}};
+  report::Section heat{"The gradient over training",
+                       "Each row is a training step, each column a distance; colour is |dL/dx_t| on a log scale.",
+                       {},
+                       {}};
   for (const Contender& c : r.contenders) {
-    report::Heatmap h{c.model + ": |dL/dx_t| over training", "distance to the loss position", "training step", "|dL/dx_t|", {}, {}, {}, true};
+    report::Heatmap h{c.model + ": |dL/dx_t| over training",
+                      "distance to the loss position",
+                      "training step",
+                      "|dL/dx_t|",
+                      {},
+                      {},
+                      {},
+                      true};
     const auto& d = c.snapshots.front().distance;
     for (int v : d) h.x_ticks.push_back(std::to_string(v));
     for (std::size_t i = 0; i < c.snapshots.size(); ++i) {
@@ -165,10 +201,13 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
   for (const Contender& c : r.contenders) {
     if (c.chains.empty()) continue;
     report::LineChart chart{"RNN: ||dh_T / dh_(T-k)|| against k", "k (steps back)", "norm of the product", true, {}};
-    std::string text = "The product of k Jacobians diag(1 - h^2) W_h^T: below a spectral radius of one it vanishes, above it can explode. ";
+    std::string text =
+        "The product of k Jacobians diag(1 - h^2) W_h^T: below a spectral radius of one it vanishes, above it can "
+        "explode. ";
     for (const auto& ch : c.chains) {
       report::Series s{fmt::format("{} (rho {:.2f})", ch.label, ch.spectral_radius), {}, {}};
-      for (std::size_t k = 0; k < ch.norm.size(); ++k) s.x.push_back(static_cast<double>(k + 1)), s.y.push_back(ch.norm[k]);
+      for (std::size_t k = 0; k < ch.norm.size(); ++k)
+        s.x.push_back(static_cast<double>(k + 1)), s.y.push_back(ch.norm[k]);
       chart.series.push_back(s);
     }
     page.sections.push_back({"Why: the chain of the chapter", text, {report::svg(chart)}, {}});
@@ -177,10 +216,22 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
   // Attention maps
   for (const Contender& c : r.contenders) {
     if (!c.attention) continue;
-    report::Section att{"Attention maps (" + c.model + ", last layer)", "Rows are queries, columns keys; the first held-out sequence.", {}, {}};
+    report::Section att{"Attention maps (" + c.model + ", last layer)",
+                        "Rows are queries, columns keys; the first held-out sequence.",
+                        {},
+                        {}};
     const auto& layer = c.attention->weights.back();
     for (std::size_t h = 0; h < layer.size(); ++h) {
-      report::Heatmap m{fmt::format("head {}", h), "key position", "query position", "weight", c.attention->tokens, c.attention->tokens, layer[h], false, 420, 380};
+      report::Heatmap m{fmt::format("head {}", h),
+                        "key position",
+                        "query position",
+                        "weight",
+                        c.attention->tokens,
+                        c.attention->tokens,
+                        layer[h],
+                        false,
+                        420,
+                        380};
       att.svgs.push_back(report::svg(m));
     }
     page.sections.push_back(att);
@@ -189,7 +240,8 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
   // Path lengths, beside the paper's Table 1
   report::Table paths{{"model"}, {}, "paths"};
   std::string paths_csv = "model,len,path_from_first,path_from_last,sequential_ops\n";
-  for (int len : r.config.path_lengths) paths.header.push_back(fmt::format("len {}: path from x_0 / sequential ops", len));
+  for (int len : r.config.path_lengths)
+    paths.header.push_back(fmt::format("len {}: path from x_0 / sequential ops", len));
   paths.header.push_back("paper, Table 1");
   for (const Contender& c : r.contenders) {
     std::vector<std::string> row{c.model};
@@ -202,9 +254,11 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
   }
   write_file(fs::path(dir) / "paths.csv", paths_csv);
   page.sections.push_back({"Path length, measured on the graph",
-                           "The fewest ops between the first input and the output at the last position, and the longest chain of ops that must "
+                           "The fewest ops between the first input and the output at the last position, and the "
+                           "longest chain of ops that must "
                            "run one after another, counted by a search over the recorded autograd graph.",
-                           {}, {paths}});
+                           {},
+                           {paths}});
 
   const std::string path = (fs::path(dir) / "report.html").string();
   write_file(path, report::html(page));

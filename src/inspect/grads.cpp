@@ -34,7 +34,8 @@ std::vector<double> matmul(const std::vector<double>& a, const std::vector<doubl
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < n; ++k) {
       const double aik = a[static_cast<std::size_t>(i) * n + k];
-      for (int j = 0; j < n; ++j) c[static_cast<std::size_t>(i) * n + j] += aik * b[static_cast<std::size_t>(k) * n + j];
+      for (int j = 0; j < n; ++j)
+        c[static_cast<std::size_t>(i) * n + j] += aik * b[static_cast<std::size_t>(k) * n + j];
     }
   return c;
 }
@@ -60,7 +61,8 @@ GradProfile gradient_profile(const nn::SequenceModel& model, const tasks::Task& 
     loss = ag::mse(ag::reshape(last, {B}), ag::Tensor({B}, std::move(values)));
   } else {
     std::vector<int> targets(static_cast<std::size_t>(B));
-    for (int b = 0; b < B; ++b) targets[static_cast<std::size_t>(b)] = batch.targets[static_cast<std::size_t>(b * T + T - 1)];
+    for (int b = 0; b < B; ++b)
+      targets[static_cast<std::size_t>(b)] = batch.targets[static_cast<std::size_t>(b * T + T - 1)];
     if (std::all_of(targets.begin(), targets.end(), [](int t) { return t == tasks::kIgnore; })) {
       throw std::invalid_argument("the " + info.name + " task scores no final position to take the loss at");
     }
@@ -87,9 +89,11 @@ double spectral_norm(const std::vector<double>& a, int n) {
   for (int it = 0; it < 200; ++it) {
     std::vector<double> av(static_cast<std::size_t>(n), 0.0), atav(static_cast<std::size_t>(n), 0.0);
     for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) av[static_cast<std::size_t>(i)] += a[static_cast<std::size_t>(i) * n + j] * v[static_cast<std::size_t>(j)];
+      for (int j = 0; j < n; ++j)
+        av[static_cast<std::size_t>(i)] += a[static_cast<std::size_t>(i) * n + j] * v[static_cast<std::size_t>(j)];
     for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) atav[static_cast<std::size_t>(j)] += a[static_cast<std::size_t>(i) * n + j] * av[static_cast<std::size_t>(i)];
+      for (int j = 0; j < n; ++j)
+        atav[static_cast<std::size_t>(j)] += a[static_cast<std::size_t>(i) * n + j] * av[static_cast<std::size_t>(i)];
     double norm = 0;
     for (double x : atav) norm += x * x;
     norm = std::sqrt(norm);
@@ -117,7 +121,8 @@ double spectral_radius(const std::vector<double>& a, int n) {
   return std::exp(log_scale / std::pow(2.0, kSquarings));
 }
 
-std::vector<JacobianChain> jacobian_chains(const nn::SequenceModel& model, const tasks::Batch& batch, const std::vector<double>& radii) {
+std::vector<JacobianChain> jacobian_chains(const nn::SequenceModel& model, const tasks::Batch& batch,
+                                           const std::vector<double>& radii) {
   const auto* rnn_model = dynamic_cast<const nn::RecurrentModel*>(&model);
   const auto* cell = rnn_model ? dynamic_cast<const nn::RNNCell*>(&rnn_model->cell(0)) : nullptr;
   if (!cell) throw std::invalid_argument("the Jacobian chain is defined here for the vanilla RNN only (--model rnn)");
@@ -131,7 +136,8 @@ std::vector<JacobianChain> jacobian_chains(const nn::SequenceModel& model, const
   tasks::Batch one = batch;
   one.B = 1;
   if (!one.tokens.empty()) one.tokens.resize(static_cast<std::size_t>(T));
-  if (!one.features.empty()) one.features.resize(static_cast<std::size_t>(T) * static_cast<std::size_t>(model.config().features));
+  if (!one.features.empty())
+    one.features.resize(static_cast<std::size_t>(T) * static_cast<std::size_t>(model.config().features));
 
   auto chain = [&](const std::string& label, double scale) {
     for (std::size_t i = 0; i < saved.size(); ++i) W_h.data()[i] = static_cast<ag::Scalar>(saved[i] * scale);
@@ -144,7 +150,9 @@ std::vector<JacobianChain> jacobian_chains(const nn::SequenceModel& model, const
       const std::vector<ag::Scalar>& h = out.hidden[0][static_cast<std::size_t>(t)].data();
       for (int r = 0; r < H; ++r)
         for (int c = 0; c < H; ++c)
-          j[static_cast<std::size_t>(r) * H + c] = (1 - double(h[static_cast<std::size_t>(r)]) * h[static_cast<std::size_t>(r)]) * wh[static_cast<std::size_t>(c) * H + r];
+          j[static_cast<std::size_t>(r) * H + c] =
+              (1 - double(h[static_cast<std::size_t>(r)]) * h[static_cast<std::size_t>(r)]) *
+              wh[static_cast<std::size_t>(c) * H + r];
       return j;
     };
     JacobianChain result{label, spectral_radius(wh, H), {}};

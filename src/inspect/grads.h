@@ -13,9 +13,9 @@
 namespace seqgrad::inspect {
 
 struct GradProfile {
-  std::vector<int> distance;                    // T-1-t for t = 0..T-1: distance to the loss position
-  std::vector<double> grad_norm_x;              // |dL/dx_t| over the batch, by t
-  std::vector<std::vector<double>> grad_norm_h; // recurrent models: [layer][t] |dL/dh_t|; empty otherwise
+  std::vector<int> distance;                     // T-1-t for t = 0..T-1: distance to the loss position
+  std::vector<double> grad_norm_x;               // |dL/dx_t| over the batch, by t
+  std::vector<std::vector<double>> grad_norm_h;  // recurrent models: [layer][t] |dL/dh_t|; empty otherwise
   double loss = 0;
   // |dL/dx| at the farthest position over that at the nearest: the chapter's vanishing gradient in one number.
   double decay() const;
@@ -30,9 +30,9 @@ GradProfile gradient_profile(const nn::SequenceModel& model, const tasks::Task& 
 // The chain of the chapter for an Elman RNN (layer 0): the norm of the product
 // of Jacobians dh_T/dh_{T-k} = prod diag(1 - h^2) W_h^T against k, on one sequence.
 struct JacobianChain {
-  std::string label;                   // "trained", "radius 0.5", ...
-  double spectral_radius = 0;          // of W_h
-  std::vector<double> norm;            // norm[k-1] = ||dh_T/dh_{T-k}||_2, k = 1..T-1
+  std::string label;           // "trained", "radius 0.5", ...
+  double spectral_radius = 0;  // of W_h
+  std::vector<double> norm;    // norm[k-1] = ||dh_T/dh_{T-k}||_2, k = 1..T-1
 };
 
 // For the model's own W_h, and for W_h rescaled to each of `radii`.

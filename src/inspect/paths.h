@@ -15,10 +15,10 @@ struct PathReport {
   std::string model;
   int len = 0;
   int layers = 0;
-  std::vector<int> path_from;   // path_from[t]: fewest ops from x_t to the last output
-  int sequential_ops = 0;       // the longest chain of ops from any input to the last output
-  int max_path() const;         // path from x_0, the farthest position
-  int min_path() const;         // path from x_{T-1}
+  std::vector<int> path_from;  // path_from[t]: fewest ops from x_t to the last output
+  int sequential_ops = 0;      // the longest chain of ops from any input to the last output
+  int max_path() const;        // path from x_0, the farthest position
+  int min_path() const;        // path from x_{T-1}
 };
 
 // Builds the model's graph on one sequence of `len` tokens (with x_t split out

@@ -46,7 +46,8 @@ std::int64_t count(const std::vector<std::int64_t>& shape) {
 }  // namespace
 
 void SafeTensors::add(const std::string& name, TensorData t) {
-  if (name.empty() || name == "__metadata__") throw std::invalid_argument("safetensors: bad tensor name '" + name + "'");
+  if (name.empty() || name == "__metadata__")
+    throw std::invalid_argument("safetensors: bad tensor name '" + name + "'");
   if (static_cast<std::size_t>(count(t.shape)) * dtype_size(t.dtype) != t.bytes.size()) {
     throw std::invalid_argument("safetensors: tensor '" + name + "' has data that does not fit its shape");
   }
@@ -155,7 +156,8 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
   std::uint64_t header_len = 0;
   for (int i = 0; i < 8; ++i) header_len |= static_cast<std::uint64_t>(bytes[static_cast<std::size_t>(i)]) << (8 * i);
   if (header_len > bytes.size() - 8) {
-    fail("the header length " + std::to_string(header_len) + " runs past the end of the file (" + std::to_string(bytes.size()) + " bytes)");
+    fail("the header length " + std::to_string(header_len) + " runs past the end of the file (" +
+         std::to_string(bytes.size()) + " bytes)");
   }
   nlohmann::json header;
   try {
@@ -185,10 +187,12 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
     }
     TensorData t;
     t.dtype = entry["dtype"].get<std::string>();
-    if (dtype_size(t.dtype) == 0) fail("tensor '" + key + "' has unsupported dtype '" + t.dtype + "' (expected F32, F64 or I32)");
+    if (dtype_size(t.dtype) == 0)
+      fail("tensor '" + key + "' has unsupported dtype '" + t.dtype + "' (expected F32, F64 or I32)");
     std::uint64_t n = 1;
     for (const auto& d : entry["shape"]) {
-      if (!d.is_number_unsigned() || d.get<std::uint64_t>() > (1ULL << 32)) fail("tensor '" + key + "' has a bad shape");
+      if (!d.is_number_unsigned() || d.get<std::uint64_t>() > (1ULL << 32))
+        fail("tensor '" + key + "' has a bad shape");
       t.shape.push_back(d.get<std::int64_t>());
       n *= d.get<std::uint64_t>();
       if (n > (1ULL << 40)) fail("tensor '" + key + "' has a bad shape");
@@ -196,8 +200,12 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
     const auto& off = entry["data_offsets"];
     if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) fail("tensor '" + key + "' has bad data_offsets");
     const auto begin = off[0].get<std::uint64_t>(), end = off[1].get<std::uint64_t>();
-    if (begin > end || end > data_size) fail("tensor '" + key + "' has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + ") outside the " + std::to_string(data_size) + " data bytes");
-    if (end - begin != n * dtype_size(t.dtype)) fail("tensor '" + key + "' has " + std::to_string(end - begin) + " bytes of data, but its dtype and shape need " + std::to_string(n * dtype_size(t.dtype)));
+    if (begin > end || end > data_size)
+      fail("tensor '" + key + "' has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+           ") outside the " + std::to_string(data_size) + " data bytes");
+    if (end - begin != n * dtype_size(t.dtype))
+      fail("tensor '" + key + "' has " + std::to_string(end - begin) + " bytes of data, but its dtype and shape need " +
+           std::to_string(n * dtype_size(t.dtype)));
     t.bytes.assign(data + begin, data + end);
     ranges.emplace_back(begin, end);
     out.tensors_[key] = std::move(t);
@@ -213,7 +221,8 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
   if (auto it = out.metadata.find("checksum"); it != out.metadata.end()) {
     nlohmann::json canonical = header;  // as the writer hashed it: the header without the checksum
     canonical["__metadata__"].erase("checksum");
-    if (checksum(canonical.dump(), data, data_size) != it->second) fail("the file does not match its checksum (it is damaged)");
+    if (checksum(canonical.dump(), data, data_size) != it->second)
+      fail("the file does not match its checksum (it is damaged)");
     out.metadata.erase(it);
   }
   return out;

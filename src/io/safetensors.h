@@ -17,7 +17,7 @@ class SafeTensors;
 SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std::string& name);
 
 struct TensorData {
-  std::string dtype;            // F32, F64 or I32
+  std::string dtype;  // F32, F64 or I32
   std::vector<std::int64_t> shape;
   std::vector<std::uint8_t> bytes;  // little-endian, row-major
 };
@@ -29,8 +29,8 @@ class SafeTensors {
   void add_i32(const std::string& name, std::vector<std::int64_t> shape, const std::vector<int>& values);
 
   bool has(const std::string& name) const { return tensors_.count(name) > 0; }
-  const TensorData& at(const std::string& name) const;  // throws naming the missing tensor
-  std::vector<float> f32(const std::string& name) const;   // checks the dtype
+  const TensorData& at(const std::string& name) const;    // throws naming the missing tensor
+  std::vector<float> f32(const std::string& name) const;  // checks the dtype
   std::vector<double> f64(const std::string& name) const;
   std::vector<int> i32(const std::string& name) const;
   const std::map<std::string, TensorData>& tensors() const { return tensors_; }

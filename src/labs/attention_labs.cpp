@@ -1,9 +1,9 @@
 // Labs on attention itself: the chapter's worked example, why scores are
 // divided by sqrt(d_k), what attention without positions cannot tell apart,
 // and what the n x n scores cost.
+#include <fmt/core.h>
 #include <chrono>
 #include <cmath>
-#include <fmt/core.h>
 
 #include "autograd/kernels.h"
 #include "autograd/ops.h"
@@ -17,15 +17,16 @@ LabResult attention_by_hand(const std::vector<std::vector<double>>& vectors, int
   if (n < 2) throw std::invalid_argument("attention-by-hand needs at least two vectors");
   const int d = static_cast<int>(vectors[0].size());
   for (const auto& v : vectors)
-    if (static_cast<int>(v.size()) != d || d == 0) throw std::invalid_argument("attention-by-hand: every vector needs the same, non-zero length");
+    if (static_cast<int>(v.size()) != d || d == 0)
+      throw std::invalid_argument("attention-by-hand: every vector needs the same, non-zero length");
   if (query < 0 || query >= n) throw std::invalid_argument("attention-by-hand: the query must be one of the vectors");
   std::vector<ag::Scalar> data;
   for (const auto& v : vectors) data.insert(data.end(), v.begin(), v.end());
-  const ag::Tensor X({n, d}, data);                       // every word's vector: keys and values
+  const ag::Tensor X({n, d}, data);  // every word's vector: keys and values
   const ag::Tensor q = ag::select(X, 0, query);
   const ag::Tensor scores = ag::matmul(ag::reshape(q, {1, d}), ag::transpose(X));  // (1, n): q . x_j
   const ag::Tensor weights = ag::softmax(scores);
-  const ag::Tensor mixed = ag::matmul(weights, X);        // (1, d): the query's new vector
+  const ag::Tensor mixed = ag::matmul(weights, X);  // (1, d): the query's new vector
   LabResult r;
   std::vector<double> s(scores.data().begin(), scores.data().end()), w(weights.data().begin(), weights.data().end()),
       m(mixed.data().begin(), mixed.data().end());
@@ -34,7 +35,9 @@ LabResult attention_by_hand(const std::vector<std::vector<double>>& vectors, int
   r.figures["new_vector"] = m;
   const int top = static_cast<int>(std::max_element(w.begin(), w.end()) - w.begin());
   r.figures["largest_weight_on"] = top;
-  for (int j = 0; j < n; ++j) r.lines.push_back(fmt::format("vector {}: score {:.3f}, weight {:.3f}", j, s[static_cast<std::size_t>(j)], w[static_cast<std::size_t>(j)]));
+  for (int j = 0; j < n; ++j)
+    r.lines.push_back(fmt::format("vector {}: score {:.3f}, weight {:.3f}", j, s[static_cast<std::size_t>(j)],
+                                  w[static_cast<std::size_t>(j)]));
   std::string nv;
   for (double x : m) nv += (nv.empty() ? "" : ", ") + fmt::format("{:.3f}", x);
   r.lines.push_back("new vector of the query: (" + nv + ")");
@@ -43,7 +46,9 @@ LabResult attention_by_hand(const std::vector<std::vector<double>>& vectors, int
   bool ordered = true;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
-      if (s[static_cast<std::size_t>(i)] > s[static_cast<std::size_t>(j)] && !(w[static_cast<std::size_t>(i)] > w[static_cast<std::size_t>(j)])) ordered = false;
+      if (s[static_cast<std::size_t>(i)] > s[static_cast<std::size_t>(j)] &&
+          !(w[static_cast<std::size_t>(i)] > w[static_cast<std::size_t>(j)]))
+        ordered = false;
   double total = 0;
   for (double x : w) total += x;
   r.figures["weights_sum"] = total;
@@ -60,8 +65,10 @@ LabResult chapter_example() {
   // a's new vector must hold mostly a and b (its first component dominates).
   const auto& s = r.figures["scores"];
   const auto& m = r.figures["new_vector"];
-  const bool scores_right = std::abs(s[0].get<double>() - 1) < 1e-6 && std::abs(s[1].get<double>() - 0.9) < 1e-6 && std::abs(s[2].get<double>()) < 1e-6;
-  r.holds = r.holds && scores_right && w[0].get<double>() + w[1].get<double>() > 2 * w[2].get<double>() && m[0].get<double>() > m[1].get<double>();
+  const bool scores_right = std::abs(s[0].get<double>() - 1) < 1e-6 && std::abs(s[1].get<double>() - 0.9) < 1e-6 &&
+                            std::abs(s[2].get<double>()) < 1e-6;
+  r.holds = r.holds && scores_right && w[0].get<double>() + w[1].get<double>() > 2 * w[2].get<double>() &&
+            m[0].get<double>() > m[1].get<double>();
   r.lines.insert(r.lines.begin(), "a = (1, 0), b = (0.9, 0.1), c = (0, 1); a is the query");
   return r;
 }
@@ -93,7 +100,8 @@ LabResult sqrt_dk() {
       ag::Tensor scores({16}, sc, true);
       ag::Tensor w = ag::softmax(scores);
       const double top = *std::max_element(w.data().begin(), w.data().end());
-      ag::select(w, 0, static_cast<int>(std::max_element(w.data().begin(), w.data().end()) - w.data().begin())).backward();
+      ag::select(w, 0, static_cast<int>(std::max_element(w.data().begin(), w.data().end()) - w.data().begin()))
+          .backward();
       double g = 0;
       for (auto x : scores.grad()) g += double(x) * x;
       return std::pair{top, std::sqrt(g)};
@@ -107,8 +115,10 @@ LabResult sqrt_dk() {
     r.figures["max_weight_scaled"].push_back(top_scaled);
     r.figures["grad_norm_unscaled"].push_back(grad_raw);
     r.figures["grad_norm_scaled"].push_back(grad_scaled);
-    r.lines.push_back(fmt::format("d_k {:>3}: var(q.k) {:>7.1f} (= {:.2f} d_k), scaled {:.2f}; softmax over 16 keys: top weight {:.3f} unscaled, {:.3f} scaled; |grad| {:.2e} vs {:.2e}",
-                                  d, var, var / d, var / d, top_raw, top_scaled, grad_raw, grad_scaled));
+    r.lines.push_back(
+        fmt::format("d_k {:>3}: var(q.k) {:>7.1f} (= {:.2f} d_k), scaled {:.2f}; softmax over 16 keys: top weight "
+                    "{:.3f} unscaled, {:.3f} scaled; |grad| {:.2e} vs {:.2e}",
+                    d, var, var / d, var / d, top_raw, top_scaled, grad_raw, grad_scaled));
     holds = holds && std::abs(var / d - 1) < 0.15;
     if (d >= 256) holds = holds && top_raw > 0.9 && grad_raw < 0.3 * grad_scaled;
   }
@@ -147,9 +157,12 @@ LabResult no_position() {
       double diff = 0;  // output row t of y against row perm[t] of x
       for (int t = 0; t < 3; ++t)
         for (int v = 0; v < 6; ++v)
-          diff = std::max(diff, std::abs(double(oy.data()[static_cast<std::size_t>(t * 6 + v)]) - ox.data()[static_cast<std::size_t>(p.perm[static_cast<std::size_t>(t)] * 6 + v)]));
+          diff = std::max(diff,
+                          std::abs(double(oy.data()[static_cast<std::size_t>(t * 6 + v)]) -
+                                   ox.data()[static_cast<std::size_t>(p.perm[static_cast<std::size_t>(t)] * 6 + v)]));
       r.figures[std::string("max_diff_") + pos].push_back(diff);
-      r.lines.push_back(fmt::format("{:<11} \"{}\" vs \"{}\": largest difference after un-permuting {:.2e}", pos, p.a, p.b, diff));
+      r.lines.push_back(
+          fmt::format("{:<11} \"{}\" vs \"{}\": largest difference after un-permuting {:.2e}", pos, p.a, p.b, diff));
       holds = holds && (std::string(pos) == "none" ? diff < 1e-5 : diff > 1e-2);
     }
   }
@@ -209,8 +222,10 @@ LabResult quadratic_cost() {
                {"attention_ms", {at1, at10}},
                {"rnn_flops", {rf1, rf10}},
                {"rnn_ms", {rt1, rt10}}};
-  r.lines.push_back(fmt::format("attention scores and mixing, n = {} -> {}: FLOPs x{:.1f}, time x{:.1f}", n, 10 * n, af10 / af1, at10 / at1));
-  r.lines.push_back(fmt::format("RNN over the sequence,      n = {} -> {}: FLOPs x{:.1f}, time x{:.1f}", n, 10 * n, rf10 / rf1, rt10 / rt1));
+  r.lines.push_back(fmt::format("attention scores and mixing, n = {} -> {}: FLOPs x{:.1f}, time x{:.1f}", n, 10 * n,
+                                af10 / af1, at10 / at1));
+  r.lines.push_back(fmt::format("RNN over the sequence,      n = {} -> {}: FLOPs x{:.1f}, time x{:.1f}", n, 10 * n,
+                                rf10 / rf1, rt10 / rt1));
   // Counted FLOPs are exact: 100 and 10. Time is measured on a shared machine: allow it a wide band.
   r.holds = std::abs(af10 / af1 - 100) < 1 && std::abs(rf10 / rf1 - 10) < 0.5 && at10 / at1 > 30 && rt10 / rt1 < 30;
   return r;
@@ -219,19 +234,23 @@ LabResult quadratic_cost() {
 }  // namespace
 
 void add_attention_labs(std::vector<Lab>& labs) {
-  labs.push_back({"attention-by-hand", "chapter 17, self-check 2",
-                  "With a = (1,0), b = (0.9,0.1), c = (0,1) and a as the query, the scores are the dot products (1, 0.9, 0), the "
-                  "softmax keeps their order, and a's new vector holds mostly a and b.",
-                  chapter_example});
+  labs.push_back(
+      {"attention-by-hand", "chapter 17, self-check 2",
+       "With a = (1,0), b = (0.9,0.1), c = (0,1) and a as the query, the scores are the dot products (1, 0.9, 0), the "
+       "softmax keeps their order, and a's new vector holds mostly a and b.",
+       chapter_example});
   labs.push_back({"no-position", "chapter 17, self-check 3",
-                  "Without positional encoding, self-attention cannot tell \"dog bit man\" from \"man bit dog\": permuting the input "
+                  "Without positional encoding, self-attention cannot tell \"dog bit man\" from \"man bit dog\": "
+                  "permuting the input "
                   "permutes the output and changes nothing else. With an encoding it can.",
                   no_position});
   labs.push_back({"quadratic-cost", "chapter 17, self-check 4",
-                  "Ten times the tokens cost attention about a hundred times the work (n x n scores), a recurrent network ten times.",
+                  "Ten times the tokens cost attention about a hundred times the work (n x n scores), a recurrent "
+                  "network ten times.",
                   quadratic_cost});
   labs.push_back({"sqrt-dk", "paper analysis: dividing by sqrt(d_k)",
-                  "With unit-variance q and k, the variance of q.k grows in proportion to d_k; divided by sqrt(d_k) it stays near 1. "
+                  "With unit-variance q and k, the variance of q.k grows in proportion to d_k; divided by sqrt(d_k) it "
+                  "stays near 1. "
                   "Unscaled, the softmax saturates to one winner and its gradient vanishes.",
                   sqrt_dk});
 }

@@ -28,11 +28,13 @@ LabResult two_walls() {
   // Wall 1: the gradient to x_{t-k} is a product of k Jacobians.
   const auto chains = inspect::jacobian_chains(*rnn, batch, {0.5, 1.0, 1.5});
   for (const auto& ch : chains) {
-    nlohmann::ordered_json c = {{"label", ch.label}, {"spectral_radius", ch.spectral_radius}, {"k1", ch.norm[0]}, {"k4", ch.norm[3]},
+    nlohmann::ordered_json c = {{"label", ch.label},  {"spectral_radius", ch.spectral_radius},
+                                {"k1", ch.norm[0]},   {"k4", ch.norm[3]},
                                 {"k16", ch.norm[15]}, {"k63", ch.norm[62]}};
     r.figures["chains"].push_back(c);
-    r.lines.push_back(fmt::format("W_h {:<11} (radius {:.2f}): ||dh_T/dh_(T-k)|| at k = 1, 4, 16, 63: {:.2e} {:.2e} {:.2e} {:.2e}", ch.label,
-                                  ch.spectral_radius, ch.norm[0], ch.norm[3], ch.norm[15], ch.norm[62]));
+    r.lines.push_back(
+        fmt::format("W_h {:<11} (radius {:.2f}): ||dh_T/dh_(T-k)|| at k = 1, 4, 16, 63: {:.2e} {:.2e} {:.2e} {:.2e}",
+                    ch.label, ch.spectral_radius, ch.norm[0], ch.norm[3], ch.norm[15], ch.norm[62]));
   }
   // Wall 2: the steps that must run one after another.
   const auto rnn_paths = inspect::measure_paths(*rnn, 64);
@@ -40,13 +42,15 @@ LabResult two_walls() {
   const auto rnn_short = inspect::measure_paths(*rnn, 32);
   r.figures["sequential_ops_rnn"] = {rnn_short.sequential_ops, rnn_paths.sequential_ops};
   r.figures["sequential_ops_attention"] = attention_paths.sequential_ops;
-  r.lines.push_back(fmt::format("ops that must run one after another: RNN {} at T = 32, {} at T = 64; Transformer {} at T = 64", rnn_short.sequential_ops,
-                                rnn_paths.sequential_ops, attention_paths.sequential_ops));
+  r.lines.push_back(
+      fmt::format("ops that must run one after another: RNN {} at T = 32, {} at T = 64; Transformer {} at T = 64",
+                  rnn_short.sequential_ops, rnn_paths.sequential_ops, attention_paths.sequential_ops));
   const auto& half = chains[1];
   const auto& big = chains[3];
   // Below radius one the product vanishes; above it, it grows at first (until tanh saturates);
   // and the RNN's sequential work doubles with T while attention's stays.
-  r.holds = half.norm[62] < 1e-6 * half.norm[0] && big.norm[3] > 1 && rnn_paths.sequential_ops > 1.9 * rnn_short.sequential_ops &&
+  r.holds = half.norm[62] < 1e-6 * half.norm[0] && big.norm[3] > 1 &&
+            rnn_paths.sequential_ops > 1.9 * rnn_short.sequential_ops &&
             attention_paths.sequential_ops < rnn_short.sequential_ops;
   return r;
 }
@@ -63,7 +67,9 @@ LabResult path_length() {
     for (std::size_t i = 0; i < lens.size(); ++i) row += fmt::format("  T={}: {}", lens[i], paths[i]);
     r.lines.push_back(fmt::format("{:<12} path from x_0 to the last output:{}", kind, row));
     const bool flat = paths.front() == paths.back();
-    holds = holds && (std::string(kind) == "transformer" ? flat : paths.back() - paths.front() >= 56);  // at least one op per step
+    holds =
+        holds &&
+        (std::string(kind) == "transformer" ? flat : paths.back() - paths.front() >= 56);  // at least one op per step
   }
   r.holds = holds;
   return r;
@@ -72,15 +78,18 @@ LabResult path_length() {
 }  // namespace
 
 void add_chain_labs(std::vector<Lab>& labs) {
-  labs.push_back({"two-walls", "chapter 17, self-check 1",
-                  "Both walls of the RNN come from information passing through a chain: the gradient to x_(t-k) is a product of k "
-                  "Jacobians (vanishing below spectral radius 1, growing above), and the RNN needs T steps one after another where "
-                  "attention needs a fixed few.",
-                  two_walls});
-  labs.push_back({"path-length", "paper analysis: Table 1",
-                  "The path from a distant input to the output grows with n through a recurrent network (O(n)) and stays the same "
-                  "through self-attention (O(1)), measured on the autograd graph.",
-                  path_length});
+  labs.push_back(
+      {"two-walls", "chapter 17, self-check 1",
+       "Both walls of the RNN come from information passing through a chain: the gradient to x_(t-k) is a product of k "
+       "Jacobians (vanishing below spectral radius 1, growing above), and the RNN needs T steps one after another "
+       "where "
+       "attention needs a fixed few.",
+       two_walls});
+  labs.push_back(
+      {"path-length", "paper analysis: Table 1",
+       "The path from a distant input to the output grows with n through a recurrent network (O(n)) and stays the same "
+       "through self-attention (O(1)), measured on the autograd graph.",
+       path_length});
 }
 
 }  // namespace seqgrad::labs

@@ -12,9 +12,9 @@ namespace seqgrad::labs {
 
 struct LabResult {
   std::string name;
-  std::string claim;              // the sentence from the chapter or the paper analysis being tested
-  nlohmann::ordered_json figures; // every number the verdict is computed from
-  std::vector<std::string> lines; // the figures explained, for people
+  std::string claim;               // the sentence from the chapter or the paper analysis being tested
+  nlohmann::ordered_json figures;  // every number the verdict is computed from
+  std::vector<std::string> lines;  // the figures explained, for people
   bool holds = false;
 };
 

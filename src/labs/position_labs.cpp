@@ -1,7 +1,7 @@
 // Labs on positions: the sinusoidal encoding's shift matrices and why adding
 // it does not drown the meaning, and the rotary encoding's relative distances.
-#include <cmath>
 #include <fmt/core.h>
+#include <cmath>
 #include <numbers>
 
 #include "autograd/ops.h"
@@ -25,12 +25,14 @@ LabResult pe_shift() {
       for (int i = 0; 2 * i < C; ++i) {
         const double w = 1 / std::pow(10000.0, 2.0 * i / C), ck = std::cos(k * w), sk = std::sin(k * w);
         const double s = at(pos, 2 * i), c = at(pos, 2 * i + 1);
-        worst = std::max({worst, std::abs(s * ck + c * sk - at(pos + k, 2 * i)), std::abs(c * ck - s * sk - at(pos + k, 2 * i + 1))});
+        worst = std::max({worst, std::abs(s * ck + c * sk - at(pos + k, 2 * i)),
+                          std::abs(c * ck - s * sk - at(pos + k, 2 * i + 1))});
       }
     }
     r.figures["k"].push_back(k);
     r.figures["max_error"].push_back(worst);
-    r.lines.push_back(fmt::format("PE(pos + {:>2}) = M_{} PE(pos) for every pos < {}: largest error {:.1e}", k, k, T - k, worst));
+    r.lines.push_back(
+        fmt::format("PE(pos + {:>2}) = M_{} PE(pos) for every pos < {}: largest error {:.1e}", k, k, T - k, worst));
     holds = holds && worst < 1e-4;
   }
   // Random directions in d dimensions are nearly orthogonal: mean |cos| ~ sqrt(2 / (pi d)).
@@ -50,7 +52,8 @@ LabResult pe_shift() {
     r.figures["d"].push_back(d);
     r.figures["mean_abs_cos"].push_back(mean);
     r.figures["sqrt_2_over_pi_d"].push_back(theory);
-    r.lines.push_back(fmt::format("d = {:>3}: mean |cos| of random pairs {:.3f} (sqrt(2/(pi d)) = {:.3f})", d, mean, theory));
+    r.lines.push_back(
+        fmt::format("d = {:>3}: mean |cos| of random pairs {:.3f} (sqrt(2/(pi d)) = {:.3f})", d, mean, theory));
     if (d >= 32) holds = holds && std::abs(mean / theory - 1) < 0.1;
   }
   r.holds = holds;
@@ -71,7 +74,8 @@ LabResult rope() {
     std::copy(k.begin(), k.end(), ks.begin() + j * D);
     const ag::Tensor rq = ag::rotary(ag::Tensor({T, D}, qs)), rk = ag::rotary(ag::Tensor({T, D}, ks));
     double d = 0;
-    for (int c = 0; c < D; ++c) d += double(rq.data()[static_cast<std::size_t>(i * D + c)]) * rk.data()[static_cast<std::size_t>(j * D + c)];
+    for (int c = 0; c < D; ++c)
+      d += double(rq.data()[static_cast<std::size_t>(i * D + c)]) * rk.data()[static_cast<std::size_t>(j * D + c)];
     return d;
   };
   double lo = 1e300, hi = -1e300;
@@ -81,8 +85,11 @@ LabResult rope() {
   }
   const double other = dot_at(0, 10);
   r.figures = {{"gap", gap}, {"min_dot", lo}, {"max_dot", hi}, {"spread", hi - lo}, {"dot_at_gap_10", other}};
-  r.lines.push_back(fmt::format("q.k with k {} positions after q, over {} shifts: from {:.6f} to {:.6f} (spread {:.1e})", gap, T - gap, lo, hi, hi - lo));
-  r.lines.push_back(fmt::format("the same q and k 10 positions apart: {:.6f}: the dot product does change with the distance", other));
+  r.lines.push_back(
+      fmt::format("q.k with k {} positions after q, over {} shifts: from {:.6f} to {:.6f} (spread {:.1e})", gap,
+                  T - gap, lo, hi, hi - lo));
+  r.lines.push_back(
+      fmt::format("the same q and k 10 positions apart: {:.6f}: the dot product does change with the distance", other));
   r.holds = hi - lo < 1e-4 * std::max(1.0, std::abs(hi)) && std::abs(other - hi) > 1e-3;
   return r;
 }
@@ -91,11 +98,15 @@ LabResult rope() {
 
 void add_position_labs(std::vector<Lab>& labs) {
   labs.push_back({"pe-shift", "paper analysis: why sin/cos, why addition",
-                  "For the sinusoidal encoding, PE(pos + k) = M_k PE(pos) with one matrix M_k for every pos; and random vectors in "
-                  "high dimensions are nearly orthogonal (mean |cos| near sqrt(2/(pi d))), so adding the encoding does not drown the meaning.",
+                  "For the sinusoidal encoding, PE(pos + k) = M_k PE(pos) with one matrix M_k for every pos; and "
+                  "random vectors in "
+                  "high dimensions are nearly orthogonal (mean |cos| near sqrt(2/(pi d))), so adding the encoding does "
+                  "not drown the meaning.",
                   pe_shift});
-  labs.push_back({"rope", "chapter 17: RoPE",
-                  "With rotary encoding, q.k depends only on the distance between the two positions, not on where they stand.", rope});
+  labs.push_back(
+      {"rope", "chapter 17: RoPE",
+       "With rotary encoding, q.k depends only on the distance between the two positions, not on where they stand.",
+       rope});
 }
 
 }  // namespace seqgrad::labs

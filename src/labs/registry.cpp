@@ -13,8 +13,9 @@ const std::vector<Lab>& all_labs() {
     add_position_labs(l);
     add_training_labs(l);
     // Listed as the issue numbers them: the chapter's self-checks, then the paper analysis in its order.
-    const std::vector<std::string> order{"two-walls", "attention-by-hand", "no-position", "quadratic-cost", "qk-asymmetry", "sqrt-dk",
-                                         "multi-head", "pe-shift", "ffn", "path-length", "rope", "gates"};
+    const std::vector<std::string> order{"two-walls",    "attention-by-hand", "no-position", "quadratic-cost",
+                                         "qk-asymmetry", "sqrt-dk",           "multi-head",  "pe-shift",
+                                         "ffn",          "path-length",       "rope",        "gates"};
     auto rank = [&](const Lab& lab) { return std::find(order.begin(), order.end(), lab.name) - order.begin(); };
     std::stable_sort(l.begin(), l.end(), [&](const Lab& a, const Lab& b) { return rank(a) < rank(b); });
     // Each lab's result carries its own name and claim, whatever the function filled in.

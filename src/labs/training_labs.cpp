@@ -1,8 +1,8 @@
 // Labs that train: how far each architecture carries a memory, what several
 // heads buy over one, what the FFN adds to attention, and what a trained
 // model's Q K^T looks like.
-#include <cmath>
 #include <fmt/core.h>
+#include <cmath>
 #include <map>
 #include <numeric>
 
@@ -51,7 +51,9 @@ LabResult gates() {
     for (std::size_t i = 0; i < distances.size(); ++i) row += fmt::format("  {:>2}: {:.3f}", distances[i], acc[i]);
     r.lines.push_back(fmt::format("{:<12} recall accuracy by distance{}   reach {}", kind, row, longest));
   }
-  r.lines.push_back("reach: the longest distance up to which the key is recalled on at least 90% of held-out sequences (chance 12.5%)");
+  r.lines.push_back(
+      "reach: the longest distance up to which the key is recalled on at least 90% of held-out sequences (chance "
+      "12.5%)");
   r.holds = reach["lstm"] > reach["rnn"] && reach["gru"] > reach["rnn"] && reach["transformer"] == distances.back() &&
             reach["transformer"] >= std::max(reach["lstm"], reach["gru"]);
   return r;
@@ -85,7 +87,9 @@ std::string row_of(const std::vector<double>& v) {
 struct SeedRuns {
   std::vector<double> accuracy;
   std::size_t params = 0;
-  double mean() const { return std::accumulate(accuracy.begin(), accuracy.end(), 0.0) / static_cast<double>(accuracy.size()); }
+  double mean() const {
+    return std::accumulate(accuracy.begin(), accuracy.end(), 0.0) / static_cast<double>(accuracy.size());
+  }
 };
 SeedRuns over_seeds(const std::string& task, int heads, int ffn_mult, int steps) {
   SeedRuns runs;
@@ -105,12 +109,17 @@ LabResult multi_head() {
   for (int heads : {1, 4}) {
     const SeedRuns runs = over_seeds("lookback", heads, 4, 2000);
     means[heads] = runs.mean();
-    r.figures[fmt::format("heads_{}", heads)] = {
-        {"d_k", 32 / heads}, {"params", runs.params}, {"accuracy_by_seed", runs.accuracy}, {"mean_accuracy", means[heads]}};
-    r.lines.push_back(fmt::format("{} head{} of width {:>2} ({} parameters): held-out accuracy by seed{}   mean {:.3f}", heads,
-                                  heads == 1 ? " " : "s", 32 / heads, runs.params, row_of(runs.accuracy), means[heads]));
+    r.figures[fmt::format("heads_{}", heads)] = {{"d_k", 32 / heads},
+                                                 {"params", runs.params},
+                                                 {"accuracy_by_seed", runs.accuracy},
+                                                 {"mean_accuracy", means[heads]}};
+    r.lines.push_back(fmt::format("{} head{} of width {:>2} ({} parameters): held-out accuracy by seed{}   mean {:.3f}",
+                                  heads, heads == 1 ? " " : "s", 32 / heads, runs.params, row_of(runs.accuracy),
+                                  means[heads]));
   }
-  r.lines.push_back("task lookback: the answer at t is 4 x[t-1] + 2 x[t-2] + x[t-4] (8 classes, chance 0.125); one layer, 2000 steps each");
+  r.lines.push_back(
+      "task lookback: the answer at t is 4 x[t-1] + 2 x[t-2] + x[t-4] (8 classes, chance 0.125); one layer, 2000 steps "
+      "each");
   r.lines.push_back("one head mixes the three bits into one weighted average; four heads can each fetch one");
   r.figures["margin"] = means[4] - means[1];
   r.holds = means[4] >= 0.95 && means[4] - means[1] >= 0.1 &&
@@ -127,14 +136,23 @@ LabResult ffn() {
     const SeedRuns runs = over_seeds("modsum", 2, mult, 1000);
     means[mult] = runs.mean();
     const std::string name = mult == 0 ? "no_ffn" : fmt::format("ffn_{}x", mult);
-    r.figures[name] = {{"ffn_width", mult * 32}, {"params", runs.params}, {"accuracy_by_seed", runs.accuracy}, {"mean_accuracy", means[mult]}};
+    r.figures[name] = {{"ffn_width", mult * 32},
+                       {"params", runs.params},
+                       {"accuracy_by_seed", runs.accuracy},
+                       {"mean_accuracy", means[mult]}};
     r.lines.push_back(fmt::format("{:<14} ({:>5} parameters): held-out accuracy by seed{}   mean {:.3f}",
                                   mult == 0 ? "no FFN" : fmt::format("FFN {}x = {:>3}", mult, mult * 32), runs.params,
                                   row_of(runs.accuracy), means[mult]));
   }
-  r.lines.push_back("task modsum: the answer at t is (x[t-1] + x[t-2]) mod 5 (chance 0.2), XOR widened to five symbols; one layer of width 32, two heads, 1000 steps each");
-  r.lines.push_back("attention fetches both symbols, but a weighted average of them cannot be the 25-case table; the FFN can hold it");
-  r.lines.push_back("(with plain XOR, two symbols, the softmax and LayerNorm are non-linear enough to fit the four cases in some runs; five symbols leave them short)");
+  r.lines.push_back(
+      "task modsum: the answer at t is (x[t-1] + x[t-2]) mod 5 (chance 0.2), XOR widened to five symbols; one layer of "
+      "width 32, two heads, 1000 steps each");
+  r.lines.push_back(
+      "attention fetches both symbols, but a weighted average of them cannot be the 25-case table; the FFN can hold "
+      "it");
+  r.lines.push_back(
+      "(with plain XOR, two symbols, the softmax and LayerNorm are non-linear enough to fit the four cases in some "
+      "runs; five symbols leave them short)");
   r.holds = means[0] < 0.8 && means[1] >= 0.9 && means[2] >= 0.9 && means[4] >= 0.9;
   return r;
 }
@@ -148,14 +166,16 @@ std::vector<std::vector<double>> layer0_scores(const nn::SequenceModel& model, c
   ag::NoGrad no_grad;
   const nn::ForwardOutput out = model.forward({1, T, ids, {}});
   // The block's input, as Transformer::forward builds it: embedding * sqrt(C) + PE.
-  const ag::Tensor x = ag::reshape(out.inputs, {T, C}) * static_cast<ag::Scalar>(std::sqrt(static_cast<double>(C))) + nn::sinusoidal_encoding(T, C);
+  const ag::Tensor x = ag::reshape(out.inputs, {T, C}) * static_cast<ag::Scalar>(std::sqrt(static_cast<double>(C))) +
+                       nn::sinusoidal_encoding(T, C);
   auto project = [&](const std::string& w) {
     return ag::linear(x, p.at("blocks.0.attn." + w + ".weight"), p.at("blocks.0.attn." + w + ".bias"));  // (T, C)
   };
   const ag::Tensor q = project("w_q"), k = project("w_k");
   std::vector<std::vector<double>> scores;
   for (int h = 0; h < c.heads; ++h) {
-    const ag::Tensor s = ag::matmul(ag::slice(q, 1, h * dk, (h + 1) * dk), ag::transpose(ag::slice(k, 1, h * dk, (h + 1) * dk)));
+    const ag::Tensor s =
+        ag::matmul(ag::slice(q, 1, h * dk, (h + 1) * dk), ag::transpose(ag::slice(k, 1, h * dk, (h + 1) * dk)));
     scores.emplace_back(s.data().begin(), s.data().end());
     for (double& v : scores.back()) v /= std::sqrt(static_cast<double>(dk));
   }
@@ -185,11 +205,16 @@ LabResult qk_asymmetry() {
   auto to_vector = [](const ag::Tensor& t) { return std::vector<double>(t.data().begin(), t.data().end()); };
   const auto [xx_rel, xx_max] = asymmetry(to_vector(ag::matmul(X, ag::transpose(X))), n);
   const ag::Tensor Wq = nn::init_matrix(d, d, nn::Init::xavier, rng), Wk = nn::init_matrix(d, d, nn::Init::xavier, rng);
-  const auto [qk_rel, qk_max] = asymmetry(to_vector(ag::matmul(ag::matmul(X, Wq), ag::transpose(ag::matmul(X, Wk)))), n);
+  const auto [qk_rel, qk_max] =
+      asymmetry(to_vector(ag::matmul(ag::matmul(X, Wq), ag::transpose(ag::matmul(X, Wk)))), n);
   r.figures["xxt"] = {{"relative_asymmetry", xx_rel}, {"largest_difference", xx_max}};
   r.figures["random_qkt"] = {{"relative_asymmetry", qk_rel}, {"largest_difference", qk_max}};
-  r.lines.push_back(fmt::format("X X^T   (6 random vectors, d = 16): ||S - S^T|| / ||S|| = {:.2g}, largest |s_ij - s_ji| = {:.2g}", xx_rel, xx_max));
-  r.lines.push_back(fmt::format("Q K^T   (random W_Q, W_K):          ||S - S^T|| / ||S|| = {:.3f}, largest |s_ij - s_ji| = {:.3f}", qk_rel, qk_max));
+  r.lines.push_back(
+      fmt::format("X X^T   (6 random vectors, d = 16): ||S - S^T|| / ||S|| = {:.2g}, largest |s_ij - s_ji| = {:.2g}",
+                  xx_rel, xx_max));
+  r.lines.push_back(
+      fmt::format("Q K^T   (random W_Q, W_K):          ||S - S^T|| / ||S|| = {:.3f}, largest |s_ij - s_ji| = {:.3f}",
+                  qk_rel, qk_max));
 
   // A word-level Transformer trained on data/toylang.txt (one layer, width 32, two heads, 500 steps).
   const train::TrainResult trained = train_small("words", 2, 4, 500, 0);
@@ -197,8 +222,10 @@ LabResult qk_asymmetry() {
   const std::string sentence = "the cat chases the dogs .";
   const std::vector<int> ids = task->encode(sentence);
   const int T = static_cast<int>(ids.size());
-  r.lines.push_back(fmt::format("words model trained 500 steps on the toy language (held-out loss {:.3f} nats/word, chance {:.3f}); sentence \"{}\"",
-                                trained.eval.loss, task->info().chance, sentence));
+  r.lines.push_back(
+      fmt::format("words model trained 500 steps on the toy language (held-out loss {:.3f} nats/word, chance {:.3f}); "
+                  "sentence \"{}\"",
+                  trained.eval.loss, task->info().chance, sentence));
   bool differs = true;
   nlohmann::ordered_json heads = nlohmann::ordered_json::array();
   const std::vector<std::vector<double>> scores = layer0_scores(*trained.model, ids);
@@ -207,12 +234,17 @@ LabResult qk_asymmetry() {
     const double the_cat = S[0 * T + 1], cat_the = S[1 * T + 0];  // "the" (position 0) asks about "cat" (1), and back
     const auto [rel, largest] = asymmetry(S, T);
     heads.push_back({{"the_to_cat", the_cat}, {"cat_to_the", cat_the}, {"relative_asymmetry", rel}});
-    r.lines.push_back(fmt::format("  layer 0 head {}: s(the -> cat) = {:+.3f}, s(cat -> the) = {:+.3f}; whole {}x{} matrix ||S - S^T|| / ||S|| = {:.3f}",
-                                  h, the_cat, cat_the, T, T, rel));
-    differs = differs && std::abs(the_cat - cat_the) > 0.1 * std::max(std::abs(the_cat), std::abs(cat_the)) && rel > 0.1;
+    r.lines.push_back(
+        fmt::format("  layer 0 head {}: s(the -> cat) = {:+.3f}, s(cat -> the) = {:+.3f}; whole {}x{} matrix ||S - "
+                    "S^T|| / ||S|| = {:.3f}",
+                    h, the_cat, cat_the, T, T, rel));
+    differs =
+        differs && std::abs(the_cat - cat_the) > 0.1 * std::max(std::abs(the_cat), std::abs(cat_the)) && rel > 0.1;
   }
   r.figures["trained"] = {{"eval_loss", trained.eval.loss}, {"sentence", sentence}, {"heads", heads}};
-  r.lines.push_back("s(i -> j) = q_i . k_j / sqrt(d_k): how much word i, asking, looks for word j; X X^T would make it the same both ways");
+  r.lines.push_back(
+      "s(i -> j) = q_i . k_j / sqrt(d_k): how much word i, asking, looks for word j; X X^T would make it the same both "
+      "ways");
   r.holds = xx_rel < 1e-6 && qk_rel > 0.1 && differs;
   return r;
 }
@@ -221,19 +253,23 @@ LabResult qk_asymmetry() {
 
 void add_training_labs(std::vector<Lab>& labs) {
   labs.push_back({"gates", "chapter 17: LSTM and GRU",
-                  "The gated fixes, LSTM and GRU, carry a memory further than the vanilla RNN; attention, which looks back directly, "
+                  "The gated fixes, LSTM and GRU, carry a memory further than the vanilla RNN; attention, which looks "
+                  "back directly, "
                   "furthest of all.",
                   gates});
-  labs.push_back({"qk-asymmetry", "paper analysis: why separate W_Q and W_K",
-                  "X X^T is symmetric, so word i would attend to j exactly as j to i; separate projections W_Q and W_K make Q K^T "
-                  "asymmetric, and a trained model uses it: \"the -> cat\" is not \"cat -> the\".",
-                  qk_asymmetry});
+  labs.push_back(
+      {"qk-asymmetry", "paper analysis: why separate W_Q and W_K",
+       "X X^T is symmetric, so word i would attend to j exactly as j to i; separate projections W_Q and W_K make Q K^T "
+       "asymmetric, and a trained model uses it: \"the -> cat\" is not \"cat -> the\".",
+       qk_asymmetry});
   labs.push_back({"multi-head", "paper analysis: multi-head attention",
-                  "When a position must draw on several others at once, h heads of width d/h beat one head of width d at the same cost: "
+                  "When a position must draw on several others at once, h heads of width d/h beat one head of width d "
+                  "at the same cost: "
                   "one softmax averages what it fetches, several fetch separately.",
                   multi_head});
   labs.push_back({"ffn", "paper analysis: the position-wise FFN",
-                  "Attention only mixes the value vectors linearly; a task needing a non-linear combination of two tokens (XOR and its "
+                  "Attention only mixes the value vectors linearly; a task needing a non-linear combination of two "
+                  "tokens (XOR and its "
                   "kin) fails without the FFN and succeeds with it, at width 1x, 2x or 4x.",
                   ffn});
 }

@@ -12,17 +12,24 @@ Init parse_init(const std::string& name) {
   if (name == "identity") return Init::identity;
   if (name == "normal") return Init::normal;
   if (name == "zeros") return Init::zeros;
-  throw std::invalid_argument("unknown init '" + name + "'; expected uniform, xavier, orthogonal, identity, normal or zeros");
+  throw std::invalid_argument("unknown init '" + name +
+                              "'; expected uniform, xavier, orthogonal, identity, normal or zeros");
 }
 
 std::string to_string(Init init) {
   switch (init) {
-    case Init::uniform: return "uniform";
-    case Init::xavier: return "xavier";
-    case Init::orthogonal: return "orthogonal";
-    case Init::identity: return "identity";
-    case Init::normal: return "normal";
-    case Init::zeros: return "zeros";
+    case Init::uniform:
+      return "uniform";
+    case Init::xavier:
+      return "xavier";
+    case Init::orthogonal:
+      return "orthogonal";
+    case Init::identity:
+      return "identity";
+    case Init::normal:
+      return "normal";
+    case Init::zeros:
+      return "zeros";
   }
   return "?";
 }
@@ -54,7 +61,8 @@ std::vector<double> orthogonal(int rows, int cols, ag::Rng& rng) {
   std::vector<double> out(static_cast<std::size_t>(rows) * cols);
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c)
-      out[static_cast<std::size_t>(r) * cols + c] = by_rows ? v[static_cast<std::size_t>(r) * cols + c] : v[static_cast<std::size_t>(c) * rows + r];
+      out[static_cast<std::size_t>(r) * cols + c] =
+          by_rows ? v[static_cast<std::size_t>(r) * cols + c] : v[static_cast<std::size_t>(c) * rows + r];
   return out;
 }
 
@@ -68,8 +76,10 @@ double draw(Init init, int fan_in, int fan_out, ag::Rng& rng) {
       const double a = std::sqrt(6.0 / (fan_in + fan_out));
       return rng.uniform(-a, a);
     }
-    case Init::normal: return rng.normal();
-    default: return 0;
+    case Init::normal:
+      return rng.normal();
+    default:
+      return 0;
   }
 }
 }  // namespace

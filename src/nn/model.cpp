@@ -17,7 +17,8 @@ bool one_of(const std::string& v, std::initializer_list<const char*> names) {
 }  // namespace
 
 void ModelConfig::validate() const {
-  if (!one_of(kind, {"rnn", "lstm", "gru", "transformer"})) bad("unknown model '" + kind + "'; expected rnn, lstm, gru or transformer");
+  if (!one_of(kind, {"rnn", "lstm", "gru", "transformer"}))
+    bad("unknown model '" + kind + "'; expected rnn, lstm, gru or transformer");
   if ((vocab > 0) == (features > 0)) bad("a model takes either tokens (vocab > 0) or features (features > 0)");
   if (vocab < 0 || features < 0) bad("vocab and features must not be negative");
   if (out_dim <= 0) bad("out_dim must be positive, got " + std::to_string(out_dim));
@@ -47,14 +48,19 @@ void ModelConfig::validate() const {
   if (pos == "rope" && (d_model / heads) % 2 != 0) {
     bad("rope needs an even head width, got d_model / heads = " + std::to_string(d_model / heads));
   }
-  if (pos == "sinusoidal" && d_model % 2 != 0) bad("a sinusoidal encoding needs an even d_model, got " + std::to_string(d_model));
+  if (pos == "sinusoidal" && d_model % 2 != 0)
+    bad("a sinusoidal encoding needs an even d_model, got " + std::to_string(d_model));
 }
 
 void to_json(nlohmann::json& j, const ModelConfig& c) {
-  j = {{"kind", c.kind},         {"vocab", c.vocab},         {"features", c.features},     {"out_dim", c.out_dim},
-       {"d_model", c.d_model},   {"layers", c.layers},       {"init", c.init},             {"embed_init", c.embed_init},
-       {"heads", c.heads},       {"ffn_mult", c.ffn_mult},   {"ffn", c.ffn},               {"activation", c.activation},
-       {"pos", c.pos},           {"pre_ln", c.pre_ln},       {"causal", c.causal},         {"scale_attention", c.scale_attention},
+  j = {{"kind", c.kind},         {"vocab", c.vocab},
+       {"features", c.features}, {"out_dim", c.out_dim},
+       {"d_model", c.d_model},   {"layers", c.layers},
+       {"init", c.init},         {"embed_init", c.embed_init},
+       {"heads", c.heads},       {"ffn_mult", c.ffn_mult},
+       {"ffn", c.ffn},           {"activation", c.activation},
+       {"pos", c.pos},           {"pre_ln", c.pre_ln},
+       {"causal", c.causal},     {"scale_attention", c.scale_attention},
        {"max_len", c.max_len},   {"dropout", c.dropout}};
 }
 
@@ -79,7 +85,8 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
   c.dropout = j.at("dropout").get<double>();
 }
 
-InputLayer::InputLayer(const ModelConfig& config, int width, Init embed_init, ag::Rng& rng) : features_(config.features) {
+InputLayer::InputLayer(const ModelConfig& config, int width, Init embed_init, ag::Rng& rng)
+    : features_(config.features) {
   if (config.vocab > 0) {
     embed_ = std::make_unique<Embedding>(config.vocab, width, rng, embed_init);
     add_module("embed", *embed_);
@@ -95,13 +102,15 @@ ag::Tensor InputLayer::forward(const SequenceInput& in, bool split, std::vector<
   auto column = [&](int t) {
     if (embed_) {
       std::vector<int> ids(static_cast<std::size_t>(in.B));
-      for (int b = 0; b < in.B; ++b) ids[static_cast<std::size_t>(b)] = in.tokens[static_cast<std::size_t>(b * in.T + t)];
+      for (int b = 0; b < in.B; ++b)
+        ids[static_cast<std::size_t>(b)] = in.tokens[static_cast<std::size_t>(b * in.T + t)];
       return embed_->forward(ids, {in.B});
     }
     std::vector<ag::Scalar> f(static_cast<std::size_t>(in.B * features_));
     for (int b = 0; b < in.B; ++b)
       for (int k = 0; k < features_; ++k)
-        f[static_cast<std::size_t>(b * features_ + k)] = in.features[static_cast<std::size_t>((b * in.T + t) * features_ + k)];
+        f[static_cast<std::size_t>(b * features_ + k)] =
+            in.features[static_cast<std::size_t>((b * in.T + t) * features_ + k)];
     return project_->forward(ag::Tensor({in.B, features_}, std::move(f)));
   };
   if (split) {
@@ -115,7 +124,8 @@ ag::Tensor InputLayer::forward(const SequenceInput& in, bool split, std::vector<
 }
 
 void check_input(const ModelConfig& config, const SequenceInput& in) {
-  if (in.B <= 0 || in.T <= 0) bad("the batch is empty (B = " + std::to_string(in.B) + ", T = " + std::to_string(in.T) + ")");
+  if (in.B <= 0 || in.T <= 0)
+    bad("the batch is empty (B = " + std::to_string(in.B) + ", T = " + std::to_string(in.T) + ")");
   if (config.max_len > 0 && in.T > config.max_len) {
     bad("sequence length " + std::to_string(in.T) + " is beyond the " + std::to_string(config.max_len) +
         " this model was built for");
@@ -124,7 +134,8 @@ void check_input(const ModelConfig& config, const SequenceInput& in) {
     if (in.tokens.size() != static_cast<std::size_t>(in.B) * in.T) bad("the batch holds the wrong number of tokens");
     for (int id : in.tokens) {
       if (id < 0 || id >= config.vocab) {
-        bad("token id " + std::to_string(id) + " is outside the model's vocabulary [0, " + std::to_string(config.vocab) + ")");
+        bad("token id " + std::to_string(id) + " is outside the model's vocabulary [0, " +
+            std::to_string(config.vocab) + ")");
       }
     }
   } else if (in.features.size() != static_cast<std::size_t>(in.B) * in.T * config.features) {

@@ -18,24 +18,24 @@ namespace seqgrad::nn {
 
 struct ModelConfig {
   std::string kind = "transformer";  // rnn | lstm | gru | transformer
-  int vocab = 0;       // input token ids in [0, vocab); 0 when the input is real-valued
-  int features = 0;    // width of a real-valued input vector per step (the adding task); 0 for tokens
-  int out_dim = 0;     // logits per position (classes), or 1 for a regression
-  int d_model = 64;    // hidden size of a recurrent model, width of a Transformer
+  int vocab = 0;                     // input token ids in [0, vocab); 0 when the input is real-valued
+  int features = 0;                  // width of a real-valued input vector per step (the adding task); 0 for tokens
+  int out_dim = 0;                   // logits per position (classes), or 1 for a regression
+  int d_model = 64;                  // hidden size of a recurrent model, width of a Transformer
   int layers = 2;
   // Recurrent models
-  std::string init = "uniform";        // of the recurrent weights W_h: uniform | xavier | orthogonal | identity
-  std::string embed_init = "auto";     // of the input embedding: auto = normal (recurrent), xavier (Transformer)
+  std::string init = "uniform";     // of the recurrent weights W_h: uniform | xavier | orthogonal | identity
+  std::string embed_init = "auto";  // of the input embedding: auto = normal (recurrent), xavier (Transformer)
   // Transformer
   int heads = 4;
-  int ffn_mult = 4;                    // the FFN is d_model -> ffn_mult * d_model -> d_model
-  bool ffn = true;                     // false: attention blocks with no FFN at all
-  std::string activation = "relu";     // relu | gelu
-  std::string pos = "sinusoidal";      // none | sinusoidal | learned | rope
-  bool pre_ln = false;                 // false: post-LN as in the paper
-  bool causal = true;                  // each position sees only itself and the past
-  bool scale_attention = true;         // divide scores by sqrt(d_k)
-  int max_len = 0;                     // longest sequence; needed by learned encodings and checked by all
+  int ffn_mult = 4;                 // the FFN is d_model -> ffn_mult * d_model -> d_model
+  bool ffn = true;                  // false: attention blocks with no FFN at all
+  std::string activation = "relu";  // relu | gelu
+  std::string pos = "sinusoidal";   // none | sinusoidal | learned | rope
+  bool pre_ln = false;              // false: post-LN as in the paper
+  bool causal = true;               // each position sees only itself and the past
+  bool scale_attention = true;      // divide scores by sqrt(d_k)
+  int max_len = 0;                  // longest sequence; needed by learned encodings and checked by all
   double dropout = 0;
 
   bool recurrent() const { return kind != "transformer"; }
@@ -65,9 +65,9 @@ struct ForwardOptions {
 };
 
 struct ForwardOutput {
-  ag::Tensor logits;                            // (B, T, out_dim)
-  ag::Tensor inputs;                            // (B, T, C): x_t, the input vector of every position
-  std::vector<ag::Tensor> positions;            // with split_positions: x_t for each t, (B, C)
+  ag::Tensor logits;                  // (B, T, out_dim)
+  ag::Tensor inputs;                  // (B, T, C): x_t, the input vector of every position
+  std::vector<ag::Tensor> positions;  // with split_positions: x_t for each t, (B, C)
   // With split_positions, recurrent models: the output at each position t as a
   // node of its own, (B, out_dim), so that a path to "the output at the last
   // position" does not run through the other positions' outputs.

@@ -10,9 +10,11 @@ void OptimizerConfig::validate() const {
   if (kind != "sgd" && kind != "adam" && kind != "adamw") {
     throw std::invalid_argument("unknown optimizer '" + kind + "'; expected sgd, adam or adamw");
   }
-  if (!(std::isfinite(lr) && lr > 0)) throw std::invalid_argument("the learning rate must be a finite positive number, got " + std::to_string(lr));
+  if (!(std::isfinite(lr) && lr > 0))
+    throw std::invalid_argument("the learning rate must be a finite positive number, got " + std::to_string(lr));
   if (!(momentum >= 0 && momentum < 1)) throw std::invalid_argument("momentum must be in [0, 1)");
-  if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1)) throw std::invalid_argument("Adam's betas must be in [0, 1)");
+  if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1))
+    throw std::invalid_argument("Adam's betas must be in [0, 1)");
   if (!(eps > 0)) throw std::invalid_argument("Adam's eps must be positive");
   if (!(weight_decay >= 0 && std::isfinite(weight_decay))) throw std::invalid_argument("weight decay must be >= 0");
 }
@@ -88,7 +90,8 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, std::vector<
     m_[k].assign(m.begin(), m.end());
     if (config_.kind != "sgd") {
       const std::vector<double>& v = find("v." + name);
-      if (v.size() != v_[k].size()) throw std::invalid_argument("optimizer state for '" + name + "' has the wrong size");
+      if (v.size() != v_[k].size())
+        throw std::invalid_argument("optimizer state for '" + name + "' has the wrong size");
       v_[k].assign(v.begin(), v.end());
     }
   }

@@ -13,10 +13,10 @@ namespace seqgrad::nn {
 struct OptimizerConfig {
   std::string kind = "adam";  // sgd | adam | adamw
   double lr = 1e-3;
-  double momentum = 0.9;      // sgd
+  double momentum = 0.9;                         // sgd
   double beta1 = 0.9, beta2 = 0.98, eps = 1e-9;  // the paper's Adam settings
-  double weight_decay = 0;    // adam: added to the gradient (L2); adamw: decoupled, applied to the weights
-  void validate() const;      // throws std::invalid_argument naming the bad field
+  double weight_decay = 0;  // adam: added to the gradient (L2); adamw: decoupled, applied to the weights
+  void validate() const;    // throws std::invalid_argument naming the bad field
 };
 
 // Parameters with their names; the optimiser's state is kept per name so that
@@ -28,7 +28,8 @@ class Optimizer {
   void step(double lr);
   long steps_taken() const { return t_; }
 
-  // State, as named vectors (kept in double, saved exactly) ("m.<param>", "v.<param>", "momentum.<param>"), and the step count.
+  // State, as named vectors (kept in double, saved exactly) ("m.<param>", "v.<param>", "momentum.<param>"), and the
+  // step count.
   std::vector<std::pair<std::string, std::vector<double>>> state() const;
   void load_state(const std::vector<std::pair<std::string, std::vector<double>>>& state, long steps);
 
@@ -49,8 +50,8 @@ struct Schedule {
   int total = 0;                  // steps in the run (cosine)
   // The learning rate at step (1-based) for a peak rate base_lr:
   //   constant:      base_lr
-  //   warmup-rsqrt:  base_lr * min(step / warmup, sqrt(warmup / step)), the paper's schedule normalised to peak at base_lr
-  //   cosine:        linear warmup, then base_lr * (1 + cos(pi * progress)) / 2 down to 0 at `total`
+  //   warmup-rsqrt:  base_lr * min(step / warmup, sqrt(warmup / step)), the paper's schedule normalised to peak at
+  //   base_lr cosine:        linear warmup, then base_lr * (1 + cos(pi * progress)) / 2 down to 0 at `total`
   double lr(double base_lr, long step) const;
   void validate() const;
 };

@@ -34,7 +34,9 @@ LSTMCell::LSTMCell(int in, int hidden, Init recurrent_init, ag::Rng& rng) : Recu
   b = add_parameter("b", bias);
 }
 
-RecurrentState LSTMCell::initial(int B) const { return {ag::Tensor::zeros({B, hidden_}), ag::Tensor::zeros({B, hidden_})}; }
+RecurrentState LSTMCell::initial(int B) const {
+  return {ag::Tensor::zeros({B, hidden_}), ag::Tensor::zeros({B, hidden_})};
+}
 
 RecurrentState LSTMCell::step(const ag::Tensor& x, const RecurrentState& s) const {
   // x: (B, in), h, c: (B, H); gates: (B, 4H) = [i | f | g | o]

@@ -126,13 +126,16 @@ ForwardOutput Transformer::forward(const SequenceInput& in, const ForwardOptions
   out.inputs = input_->forward(in, options.split_positions, out.positions);  // (B, T, C)
   // Token embeddings are scaled by sqrt(d_model), as in the paper, so that the
   // encoding added next neither drowns them nor is drowned by them.
-  ag::Tensor x = config_.vocab > 0 ? out.inputs * static_cast<ag::Scalar>(std::sqrt(static_cast<double>(C))) : out.inputs;
+  ag::Tensor x =
+      config_.vocab > 0 ? out.inputs * static_cast<ag::Scalar>(std::sqrt(static_cast<double>(C))) : out.inputs;
   if (config_.pos == "sinusoidal") x = x + sinusoidal_encoding(in.T, C);
   if (config_.pos == "learned") x = x + ag::slice(pos_table_, 0, 0, in.T);
-  if (options.training && config_.dropout > 0) x = ag::dropout(x, static_cast<ag::Scalar>(config_.dropout), *options.rng, true);
+  if (options.training && config_.dropout > 0)
+    x = ag::dropout(x, static_cast<ag::Scalar>(config_.dropout), *options.rng, true);
   out.attention.resize(blocks_.size());
   // The weights are copied out for looking inside, not on the training path (16 MB a layer at T = 512).
-  for (std::size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->forward(x, options.fused ? nullptr : &out.attention[l], options);
+  for (std::size_t l = 0; l < blocks_.size(); ++l)
+    x = blocks_[l]->forward(x, options.fused ? nullptr : &out.attention[l], options);
   if (final_ln_) x = final_ln_->forward(x);
   out.logits = head_->forward(x);  // (B, T, out_dim)
   return out;

@@ -15,8 +15,8 @@ struct Table {
 
 struct Section {
   std::string heading;
-  std::string text;                // a paragraph (escaped)
-  std::vector<std::string> svgs;   // figures, side by side when they fit
+  std::string text;               // a paragraph (escaped)
+  std::vector<std::string> svgs;  // figures, side by side when they fit
   std::vector<Table> tables;
 };
 

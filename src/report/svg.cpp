@@ -1,8 +1,8 @@
 #include "src/report/svg.h"
 
+#include <fmt/core.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/core.h>
 #include <limits>
 
 namespace seqgrad::report {
@@ -35,11 +35,20 @@ std::string escape_xml(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -56,7 +65,8 @@ std::vector<double> nice_ticks(double lo, double hi, int count) {
       break;
     }
   std::vector<double> ticks;
-  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) ticks.push_back(std::abs(v) < step * 1e-9 ? 0 : v);
+  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
+    ticks.push_back(std::abs(v) < step * 1e-9 ? 0 : v);
   return ticks;
 }
 
@@ -90,32 +100,41 @@ std::string svg(const LineChart& c) {
   auto py = [&](double y) { return top + ph - ((c.log_y ? std::log10(y) : y) - y0) / (y1 - y0) * ph; };
 
   std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
       c.width, c.height, c.width, c.height, left + pw / 2, escape_xml(c.title));
   // Axes, grid and ticks.
-  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", left, top, pw, ph);
+  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", left, top,
+                     pw, ph);
   for (double t : nice_ticks(x0, x1, 6)) {
-    out += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#ddd\"/><text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-                       px(t), top, top + ph, top + ph + 16, tick_text(t));
+    out += fmt::format(
+        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#ddd\"/><text x=\"{0:.1f}\" y=\"{3}\" "
+        "text-anchor=\"middle\">{4}</text>\n",
+        px(t), top, top + ph, top + ph + 16, tick_text(t));
   }
   if (c.log_y) {
     const int step = std::max(1, static_cast<int>(std::ceil((y1 - y0) / 8)));
     for (int e = static_cast<int>(y0); e <= static_cast<int>(y1); e += step) {
       const double y = top + ph - (e - y0) / (y1 - y0) * ph;
-      out += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/><text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">1e{5}</text>\n",
-                         left, left + pw, y, left - 6, y + 4, e);
+      out += fmt::format(
+          "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/><text x=\"{3}\" y=\"{4:.1f}\" "
+          "text-anchor=\"end\">1e{5}</text>\n",
+          left, left + pw, y, left - 6, y + 4, e);
     }
   } else {
     for (double t : nice_ticks(y0, y1, 6)) {
-      out += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/><text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-                         left, left + pw, py(t), left - 6, py(t) + 4, tick_text(t));
+      out += fmt::format(
+          "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/><text x=\"{3}\" y=\"{4:.1f}\" "
+          "text-anchor=\"end\">{5}</text>\n",
+          left, left + pw, py(t), left - 6, py(t) + 4, tick_text(t));
     }
   }
-  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, c.height - 10, escape_xml(c.x_label));
-  out += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n", top + ph / 2,
-                     escape_xml(c.y_label + (c.log_y ? " (log scale)" : "")));
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, c.height - 10,
+                     escape_xml(c.x_label));
+  out += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
+                     top + ph / 2, escape_xml(c.y_label + (c.log_y ? " (log scale)" : "")));
   // Lines, then the legend to the right of the plot.
   for (std::size_t k = 0; k < c.series.size(); ++k) {
     const Series& s = c.series[k];
@@ -125,8 +144,10 @@ std::string svg(const LineChart& c) {
       if (usable(s.y[i])) points += fmt::format("{:.1f},{:.1f} ", px(s.x[i]), py(s.y[i]));
     out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>\n", colour, points);
     const double ly = top + 10 + 20.0 * static_cast<double>(k);
-    out += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"3\"/><text x=\"{4}\" y=\"{5}\">{6}</text>\n",
-                       left + pw + 12, left + pw + 32, ly, colour, left + pw + 38, ly + 4, escape_xml(s.name));
+    out += fmt::format(
+        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"3\"/><text x=\"{4}\" "
+        "y=\"{5}\">{6}</text>\n",
+        left + pw + 12, left + pw + 32, ly, colour, left + pw + 38, ly + 4, escape_xml(s.name));
   }
   return out + "</svg>\n";
 }
@@ -143,7 +164,8 @@ std::string svg(const Heatmap& m) {
   if (!std::isfinite(lo)) lo = 0, hi = 1;
   if (hi == lo) hi = lo + 1;
   std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
       m.width, m.height, m.width, m.height, left + pw / 2, escape_xml(m.title));
@@ -151,30 +173,35 @@ std::string svg(const Heatmap& m) {
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) {
       const double v = scaled(m.values[r][c]);
-      out += fmt::format("<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"/>\n", left + cw * static_cast<double>(c),
-                         top + ch * static_cast<double>(r), cw + 0.3, ch + 0.3, std::isfinite(v) ? ramp((v - lo) / (hi - lo)) : "#ffffff");
+      out += fmt::format("<rect x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\"/>\n",
+                         left + cw * static_cast<double>(c), top + ch * static_cast<double>(r), cw + 0.3, ch + 0.3,
+                         std::isfinite(v) ? ramp((v - lo) / (hi - lo)) : "#ffffff");
     }
-  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", left, top, pw, ph);
+  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", left, top,
+                     pw, ph);
   // Ticks: at most about 10 per axis, centred on their cells.
-  const std::size_t xstep = std::max<std::size_t>(1, (m.x_ticks.size() + 9) / 10), ystep = std::max<std::size_t>(1, (m.y_ticks.size() + 9) / 10);
+  const std::size_t xstep = std::max<std::size_t>(1, (m.x_ticks.size() + 9) / 10),
+                    ystep = std::max<std::size_t>(1, (m.y_ticks.size() + 9) / 10);
   for (std::size_t c = 0; c < m.x_ticks.size() && c < cols; c += xstep)
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + cw * (static_cast<double>(c) + 0.5), top + ph + 16,
-                       escape_xml(m.x_ticks[c]));
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                       left + cw * (static_cast<double>(c) + 0.5), top + ph + 16, escape_xml(m.x_ticks[c]));
   for (std::size_t r = 0; r < m.y_ticks.size() && r < rows; r += ystep)
-    out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6, top + ch * (static_cast<double>(r) + 0.5) + 4,
-                       escape_xml(m.y_ticks[r]));
-  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, m.height - 10, escape_xml(m.x_label));
-  out += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n", top + ph / 2, escape_xml(m.y_label));
+    out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", left - 6,
+                       top + ch * (static_cast<double>(r) + 0.5) + 4, escape_xml(m.y_ticks[r]));
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, m.height - 10,
+                     escape_xml(m.x_label));
+  out += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
+                     top + ph / 2, escape_xml(m.y_label));
   // The colour scale: a bar with its low and high values.
   const double bx = left + pw + 20;
   for (int i = 0; i < 50; ++i)
-    out += fmt::format("<rect x=\"{}\" y=\"{:.2f}\" width=\"14\" height=\"{:.2f}\" fill=\"{}\"/>\n", bx, top + ph * (1 - (i + 1) / 50.0), ph / 50 + 0.3,
-                       ramp(i / 49.0));
+    out += fmt::format("<rect x=\"{}\" y=\"{:.2f}\" width=\"14\" height=\"{:.2f}\" fill=\"{}\"/>\n", bx,
+                       top + ph * (1 - (i + 1) / 50.0), ph / 50 + 0.3, ramp(i / 49.0));
   auto label = [&](double v) { return m.log_scale ? fmt::format("1e{:.1f}", v) : tick_text(v); };
   out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", bx + 18, top + 10, label(hi));
   out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", bx + 18, top + ph, label(lo));
-  out += fmt::format("<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\" transform=\"rotate(90 {0} {1})\">{2}</text>\n", bx + 52, top + ph / 2,
-                     escape_xml(m.value_label + (m.log_scale ? " (log)" : "")));
+  out += fmt::format("<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\" transform=\"rotate(90 {0} {1})\">{2}</text>\n",
+                     bx + 52, top + ph / 2, escape_xml(m.value_label + (m.log_scale ? " (log)" : "")));
   return out + "</svg>\n";
 }
 

@@ -2,10 +2,10 @@
 
 #include <unistd.h>
 
+#include <fmt/core.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fmt/core.h>
 #include <limits>
 
 namespace seqgrad::report {
@@ -15,8 +15,8 @@ bool use_colour() {
   return !(no && *no) && ::isatty(STDOUT_FILENO);
 }
 
-std::string terminal_log_chart(const std::vector<Series>& series, const std::string& x_label, const std::string& y_label, int width,
-                               int height) {
+std::string terminal_log_chart(const std::vector<Series>& series, const std::string& x_label,
+                               const std::string& y_label, int width, int height) {
   static const char kMarkers[] = "ox+*#@%&";
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
   for (const Series& s : series)
@@ -49,12 +49,13 @@ std::string terminal_log_chart(const std::vector<Series>& series, const std::str
   out += fmt::format("{:>8} +{}\n", "", std::string(static_cast<std::size_t>(width), '-'));
   out += fmt::format("{:>8}  {:<{}}{:>}\n", "", fmt::format("{:g}", x0), width / 2, fmt::format("{:g}", x1));
   out += fmt::format("{:>8}  {}\n", "", x_label);
-  for (std::size_t k = 0; k < series.size(); ++k) out += fmt::format("{:>8}  {} {}\n", "", kMarkers[k % 8], series[k].name);
+  for (std::size_t k = 0; k < series.size(); ++k)
+    out += fmt::format("{:>8}  {} {}\n", "", kMarkers[k % 8], series[k].name);
   return out;
 }
 
-std::string terminal_heatmap(const std::vector<std::vector<double>>& values, const std::vector<std::string>& row_labels, bool log_scale,
-                             bool colour) {
+std::string terminal_heatmap(const std::vector<std::vector<double>>& values, const std::vector<std::string>& row_labels,
+                             bool log_scale, bool colour) {
   static const char* const kShades[] = {" ", "░", "▒", "▓", "█"};  // Unicode shades, low to high
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   auto f = [&](double v) { return log_scale ? (v > 0 ? std::log10(v) : std::nan("")) : v; };
@@ -81,8 +82,9 @@ std::string terminal_heatmap(const std::vector<std::vector<double>>& values, con
     }
     out += "\n";
   }
-  out += fmt::format("{:>{}} scale: {} = {:.3g} ... {} = {:.3g}{}\n", "", label_width, colour ? "dark" : "' '", log_scale ? std::pow(10, lo) : lo,
-                     colour ? "light" : "'█'", log_scale ? std::pow(10, hi) : hi, log_scale ? " (log)" : "");
+  out += fmt::format("{:>{}} scale: {} = {:.3g} ... {} = {:.3g}{}\n", "", label_width, colour ? "dark" : "' '",
+                     log_scale ? std::pow(10, lo) : lo, colour ? "light" : "'█'", log_scale ? std::pow(10, hi) : hi,
+                     log_scale ? " (log)" : "");
   return out;
 }
 

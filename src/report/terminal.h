@@ -11,8 +11,8 @@ namespace seqgrad::report {
 
 // A plot of the series, y on a log10 scale, `width` x `height` character cells
 // for the plot area; the legend names each series' marker.
-std::string terminal_log_chart(const std::vector<Series>& series, const std::string& x_label, const std::string& y_label,
-                               int width = 64, int height = 14);
+std::string terminal_log_chart(const std::vector<Series>& series, const std::string& x_label,
+                               const std::string& y_label, int width = 64, int height = 14);
 
 // Two character cells per value: the Unicode shades " ░▒▓█" from low to high,
 // or with `colour` a 24-step grey background (ANSI 256 colours).

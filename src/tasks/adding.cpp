@@ -12,7 +12,8 @@ namespace {
 class AddingTask : public Task {
  public:
   explicit AddingTask(int len) {
-    if (len < 2 || len > 4096) throw std::invalid_argument("--len for adding must be between 2 and 4096, got " + std::to_string(len));
+    if (len < 2 || len > 4096)
+      throw std::invalid_argument("--len for adding must be between 2 and 4096, got " + std::to_string(len));
     info_.name = "adding";
     info_.len = info_.seq_len = len;
     info_.features = 2;
@@ -35,7 +36,8 @@ class AddingTask : public Task {
     b.values.assign(static_cast<std::size_t>(B), 0.0f);
     b.distance.assign(static_cast<std::size_t>(B * T), -1);
     for (int s = 0; s < B; ++s) {
-      for (int t = 0; t < T; ++t) b.features[static_cast<std::size_t>((s * T + t) * 2)] = static_cast<float>(rng.uniform());
+      for (int t = 0; t < T; ++t)
+        b.features[static_cast<std::size_t>((s * T + t) * 2)] = static_cast<float>(rng.uniform());
       const int first = rng.randint(0, T / 2), second = rng.randint(T / 2, T);
       double total = 0;
       for (int t : {first, second}) {

@@ -1,7 +1,7 @@
 #include "src/tasks/eval_sets.h"
 
-#include <filesystem>
 #include <fmt/core.h>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -27,7 +27,9 @@ std::vector<T> split(const std::string& field) {
 }
 }  // namespace
 
-std::string eval_set_path(const TaskInfo& info) { return fmt::format("{}/eval/{}-{}.tsv", data_dir(), info.name, info.len); }
+std::string eval_set_path(const TaskInfo& info) {
+  return fmt::format("{}/eval/{}-{}.tsv", data_dir(), info.name, info.len);
+}
 
 void write_eval_set(const Task& task, const std::string& path, int count, std::uint64_t seed) {
   ag::Rng rng(seed);
@@ -36,9 +38,10 @@ void write_eval_set(const Task& task, const std::string& path, int count, std::u
   const auto T = static_cast<std::size_t>(b.T), F = static_cast<std::size_t>(info.features);
   std::ofstream out(path, std::ios::binary);
   for (std::size_t s = 0; s < static_cast<std::size_t>(count); ++s) {
-    out << (b.tokens.empty() ? "" : join(b.tokens.data() + s * T, T)) << '\t' << (b.targets.empty() ? "" : join(b.targets.data() + s * T, T)) << '\t'
-        << (b.features.empty() ? "" : join(b.features.data() + s * T * F, T * F)) << '\t' << (b.values.empty() ? "" : join(b.values.data() + s, 1))
-        << '\n';
+    out << (b.tokens.empty() ? "" : join(b.tokens.data() + s * T, T)) << '\t'
+        << (b.targets.empty() ? "" : join(b.targets.data() + s * T, T)) << '\t'
+        << (b.features.empty() ? "" : join(b.features.data() + s * T * F, T * F)) << '\t'
+        << (b.values.empty() ? "" : join(b.values.data() + s, 1)) << '\n';
   }
   if (!out.flush()) throw std::runtime_error("cannot write " + path);
 }
@@ -66,9 +69,12 @@ std::optional<std::vector<Batch>> read_eval_set(const Task& task, int batch) {
     const auto targets = split<int>(fields[1]);
     const auto features = split<float>(fields[2]);
     const auto values = split<float>(fields[3]);
-    const bool ok = (info.vocab > 0 ? tokens.size() == T : tokens.empty()) && (targets.empty() || targets.size() == T) &&
-                    features.size() == T * F && values.size() == (info.regression ? 1u : 0u);
-    if (!ok) throw std::runtime_error(fmt::format("{}:{}: this line does not hold one {} sequence of length {}", path, number, info.name, T));
+    const bool ok = (info.vocab > 0 ? tokens.size() == T : tokens.empty()) &&
+                    (targets.empty() || targets.size() == T) && features.size() == T * F &&
+                    values.size() == (info.regression ? 1u : 0u);
+    if (!ok)
+      throw std::runtime_error(
+          fmt::format("{}:{}: this line does not hold one {} sequence of length {}", path, number, info.name, T));
     if (out.empty() || out.back().B == batch) out.push_back(Batch{0, static_cast<int>(T), {}, {}, {}, {}, {}});
     Batch& b = out.back();
     ++b.B;

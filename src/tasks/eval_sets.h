@@ -11,8 +11,8 @@
 
 namespace seqgrad::tasks {
 
-constexpr int kEvalSetSize = 256;                 // sequences per shipped set
-constexpr std::uint64_t kEvalSetSeed = 1706;       // the seed they were drawn from
+constexpr int kEvalSetSize = 256;             // sequences per shipped set
+constexpr std::uint64_t kEvalSetSeed = 1706;  // the seed they were drawn from
 
 // data_dir()/eval/<task>-<len>.tsv
 std::string eval_set_path(const TaskInfo& info);

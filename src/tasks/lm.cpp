@@ -22,7 +22,8 @@ std::vector<char32_t> decode_utf8(const std::string& s, const std::string& what)
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c == 0) throw std::invalid_argument(what + " looks binary (it holds a NUL byte at offset " + std::to_string(i) + ")");
+    if (c == 0)
+      throw std::invalid_argument(what + " looks binary (it holds a NUL byte at offset " + std::to_string(i) + ")");
     const int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
     if (extra < 0 || i + static_cast<std::size_t>(extra) >= s.size() + (extra == 0 ? 1 : 0)) {
       throw std::invalid_argument(what + " is not valid UTF-8 (bad byte at offset " + std::to_string(i) + ")");
@@ -30,7 +31,9 @@ std::vector<char32_t> decode_utf8(const std::string& s, const std::string& what)
     char32_t cp = extra == 0 ? c : c & (0x3F >> extra);
     for (int k = 1; k <= extra; ++k) {
       const auto cc = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-      if ((cc >> 6) != 0x2) throw std::invalid_argument(what + " is not valid UTF-8 (bad byte at offset " + std::to_string(i + static_cast<std::size_t>(k)) + ")");
+      if ((cc >> 6) != 0x2)
+        throw std::invalid_argument(what + " is not valid UTF-8 (bad byte at offset " +
+                                    std::to_string(i + static_cast<std::size_t>(k)) + ")");
       cp = (cp << 6) | (cc & 0x3F);
     }
     out.push_back(cp);
@@ -71,7 +74,8 @@ class LmTask : public Task {
   LmTask(int len, const std::string& path, bool words) : words_(words) {
     const std::string name = words ? "words" : "lm";
     const std::string unit = words ? "word" : "character";
-    if (len < 1 || len > 4096) throw std::invalid_argument("--len for " + name + " must be between 1 and 4096, got " + std::to_string(len));
+    if (len < 1 || len > 4096)
+      throw std::invalid_argument("--len for " + name + " must be between 1 and 4096, got " + std::to_string(len));
     std::error_code ec;
     if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
       throw std::invalid_argument("the text file " + path + " is not a regular file");
@@ -92,10 +96,12 @@ class LmTask : public Task {
     // Each split must hold at least a few windows of len + 1 tokens.
     const std::size_t need = static_cast<std::size_t>(len + 1) * 20;
     if (units.size() < need) {
-      throw std::invalid_argument("the text file " + path + " has " + std::to_string(units.size()) + " " + unit + (units.size() == 1 ? "" : "s") + ", too few for --len " +
-                                  std::to_string(len) + " (at least " + std::to_string(need) + " are needed)");
+      throw std::invalid_argument("the text file " + path + " has " + std::to_string(units.size()) + " " + unit +
+                                  (units.size() == 1 ? "" : "s") + ", too few for --len " + std::to_string(len) +
+                                  " (at least " + std::to_string(need) + " are needed)");
     }
-    std::map<std::string, int> ids;  // sorted: by code point for characters (UTF-8 keeps the order), by spelling for words
+    std::map<std::string, int>
+        ids;  // sorted: by code point for characters (UTF-8 keeps the order), by spelling for words
     for (const std::string& u : units) ids.emplace(u, 0);
     for (auto& [u, id] : ids) {
       id = static_cast<int>(alphabet_.size());
@@ -138,7 +144,8 @@ class LmTask : public Task {
     for (const std::string& u : units) {
       auto it = std::find(alphabet_.begin(), alphabet_.end(), u);
       if (it == alphabet_.end()) {
-        throw std::invalid_argument(std::string("the prompt holds a ") + (words_ ? "word" : "character") + " the text never uses: '" + u + "'");
+        throw std::invalid_argument(std::string("the prompt holds a ") + (words_ ? "word" : "character") +
+                                    " the text never uses: '" + u + "'");
       }
       out.push_back(static_cast<int>(it - alphabet_.begin()));
     }
@@ -158,7 +165,12 @@ class LmTask : public Task {
   // B windows of T + 1 characters from text_[begin, end): input the first T, target the last T.
   Batch windows(int B, ag::Rng& rng, std::size_t begin, std::size_t end) const {
     const int T = info_.seq_len;
-    Batch b{B, T, std::vector<int>(static_cast<std::size_t>(B * T)), {}, std::vector<int>(static_cast<std::size_t>(B * T)), {},
+    Batch b{B,
+            T,
+            std::vector<int>(static_cast<std::size_t>(B * T)),
+            {},
+            std::vector<int>(static_cast<std::size_t>(B * T)),
+            {},
             std::vector<int>(static_cast<std::size_t>(B * T), -1)};
     const int starts = static_cast<int>(end - begin) - T;
     for (int s = 0; s < B; ++s) {

@@ -11,8 +11,8 @@ namespace {
 
 void check_len(const std::string& task, int len, int lo, int hi) {
   if (len < lo || len > hi) {
-    throw std::invalid_argument("--len for " + task + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                                ", got " + std::to_string(len));
+    throw std::invalid_argument("--len for " + task + " must be between " + std::to_string(lo) + " and " +
+                                std::to_string(hi) + ", got " + std::to_string(len));
   }
 }
 
@@ -30,7 +30,9 @@ class CopyTask : public Task {
     info_.vocab = info_.out_dim = 11;
     info_.sequence_metric = true;
     info_.input = "L random symbols from 1..10, the separator 0, then the answer so far (teacher forcing)";
-    info_.target = variant_ == "copy" ? "the L symbols again" : variant_ == "reverse" ? "the L symbols in reverse order" : "the L symbols sorted";
+    info_.target = variant_ == "copy"      ? "the L symbols again"
+                   : variant_ == "reverse" ? "the L symbols in reverse order"
+                                           : "the L symbols sorted";
     info_.scored = "the L answer positions (from the separator on)";
     info_.chance_metric = "token_acc";
     info_.chance = 0.1;
@@ -41,7 +43,12 @@ class CopyTask : public Task {
 
   Batch sample(int B, ag::Rng& rng) const override {
     const int L = info_.len, T = info_.seq_len;
-    Batch b{B, T, std::vector<int>(static_cast<std::size_t>(B * T)), {}, std::vector<int>(static_cast<std::size_t>(B * T), kIgnore), {},
+    Batch b{B,
+            T,
+            std::vector<int>(static_cast<std::size_t>(B * T)),
+            {},
+            std::vector<int>(static_cast<std::size_t>(B * T), kIgnore),
+            {},
             std::vector<int>(static_cast<std::size_t>(B * T), -1)};
     std::vector<int> x(static_cast<std::size_t>(L)), y;
     for (int s = 0; s < B; ++s) {
@@ -98,13 +105,19 @@ class RecallTask : public Task {
   }
   Batch sample(int B, ag::Rng& rng) const override {
     const int T = info_.seq_len;
-    Batch b{B, T, std::vector<int>(static_cast<std::size_t>(B * T)), {}, std::vector<int>(static_cast<std::size_t>(B * T), kIgnore), {},
+    Batch b{B,
+            T,
+            std::vector<int>(static_cast<std::size_t>(B * T)),
+            {},
+            std::vector<int>(static_cast<std::size_t>(B * T), kIgnore),
+            {},
             std::vector<int>(static_cast<std::size_t>(B * T), -1)};
     for (int s = 0; s < B; ++s) {
       const auto row = static_cast<std::size_t>(s * T);
       const int key = rng.randint(1, kKeys + 1);
       b.tokens[row] = key;
-      for (int t = 1; t < T - 1; ++t) b.tokens[row + static_cast<std::size_t>(t)] = rng.randint(kKeys + 1, 2 * kKeys + 1);
+      for (int t = 1; t < T - 1; ++t)
+        b.tokens[row + static_cast<std::size_t>(t)] = rng.randint(kKeys + 1, 2 * kKeys + 1);
       b.tokens[row + static_cast<std::size_t>(T - 1)] = kQuery;
       b.targets[row + static_cast<std::size_t>(T - 1)] = key;
       b.distance[row + static_cast<std::size_t>(T - 1)] = T - 1;
@@ -137,11 +150,18 @@ class CopyMemoryTask : public Task {
     info_.chance_text = "memoryless: blanks, then a uniform guess among 8 symbols: 10 ln 8 / (len + 20)";
   }
   const TaskInfo& info() const override { return info_; }
-  std::string token_text(int id) const override { return id == kBlank ? "-" : id == kDelimiter ? ":" : std::to_string(id); }
+  std::string token_text(int id) const override {
+    return id == kBlank ? "-" : id == kDelimiter ? ":" : std::to_string(id);
+  }
   Batch sample(int B, ag::Rng& rng) const override {
     const int T = info_.seq_len, len = info_.len;
-    Batch b{B, T, std::vector<int>(static_cast<std::size_t>(B * T), kBlank), {},
-            std::vector<int>(static_cast<std::size_t>(B * T), kBlank), {}, std::vector<int>(static_cast<std::size_t>(B * T), -1)};
+    Batch b{B,
+            T,
+            std::vector<int>(static_cast<std::size_t>(B * T), kBlank),
+            {},
+            std::vector<int>(static_cast<std::size_t>(B * T), kBlank),
+            {},
+            std::vector<int>(static_cast<std::size_t>(B * T), -1)};
     for (int s = 0; s < B; ++s) {
       const auto row = static_cast<std::size_t>(s * T);
       for (int i = 0; i < kSymbols; ++i) {
@@ -168,7 +188,12 @@ class SymbolFunctionTask : public Task {
   const TaskInfo& info() const override { return info_; }
   Batch sample(int B, ag::Rng& rng) const override {
     const int T = info_.seq_len;
-    Batch b{B, T, std::vector<int>(static_cast<std::size_t>(B * T)), {}, std::vector<int>(static_cast<std::size_t>(B * T), kIgnore), {},
+    Batch b{B,
+            T,
+            std::vector<int>(static_cast<std::size_t>(B * T)),
+            {},
+            std::vector<int>(static_cast<std::size_t>(B * T), kIgnore),
+            {},
             std::vector<int>(static_cast<std::size_t>(B * T), -1)};
     for (int& v : b.tokens) v = rng.randint(0, info_.vocab);
     for (int s = 0; s < B; ++s) {
@@ -236,7 +261,9 @@ class ModSumTask : public SymbolFunctionTask {
 
 std::unique_ptr<Task> make_lookback_task(int len) { return std::make_unique<LookbackTask>(len ? len : 16); }
 std::unique_ptr<Task> make_modsum_task(int len) { return std::make_unique<ModSumTask>(len ? len : 16); }
-std::unique_ptr<Task> make_copy_task(const std::string& variant, int len) { return std::make_unique<CopyTask>(variant, len ? len : 10); }
+std::unique_ptr<Task> make_copy_task(const std::string& variant, int len) {
+  return std::make_unique<CopyTask>(variant, len ? len : 10);
+}
 std::unique_ptr<Task> make_recall_task(int len) { return std::make_unique<RecallTask>(len ? len : 64); }
 std::unique_ptr<Task> make_copy_memory_task(int len) { return std::make_unique<CopyMemoryTask>(len ? len : 100); }
 

@@ -35,7 +35,8 @@ std::vector<std::string> task_names() {
 
 std::unique_ptr<Task> make_task(const TaskOptions& o) {
   if (o.len < 0) throw std::invalid_argument("--len must be positive, got " + std::to_string(o.len));
-  if (!o.text_path.empty() && o.name != "lm" && o.name != "words") throw std::invalid_argument("--text is only for the lm and words tasks");
+  if (!o.text_path.empty() && o.name != "lm" && o.name != "words")
+    throw std::invalid_argument("--text is only for the lm and words tasks");
   if (o.name == "copy" || o.name == "reverse" || o.name == "sort") return make_copy_task(o.name, o.len);
   if (o.name == "recall") return make_recall_task(o.len);
   if (o.name == "copy-memory") return make_copy_memory_task(o.len);

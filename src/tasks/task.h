@@ -24,19 +24,19 @@ struct Batch {
 
 struct TaskInfo {
   std::string name;
-  int len = 0;            // the task's own length parameter (see each task)
-  int seq_len = 0;        // T of every sequence
-  int vocab = 0;          // input ids in [0, vocab); 0 for a real-valued task
-  int features = 0;       // F for a real-valued task
-  int out_dim = 0;        // classes per position, or 1 for a regression
+  int len = 0;       // the task's own length parameter (see each task)
+  int seq_len = 0;   // T of every sequence
+  int vocab = 0;     // input ids in [0, vocab); 0 for a real-valued task
+  int features = 0;  // F for a real-valued task
+  int out_dim = 0;   // classes per position, or 1 for a regression
   bool regression = false;
-  bool sequence_metric = false;  // exact-sequence accuracy means something (several scored positions)
-  bool text = false;             // lm, words: drawn from a text; `sample` can continue a prompt
-  std::string separator = " ";   // between tokens shown in a row: "" for characters
+  bool sequence_metric = false;       // exact-sequence accuracy means something (several scored positions)
+  bool text = false;                  // lm, words: drawn from a text; `sample` can continue a prompt
+  std::string separator = " ";        // between tokens shown in a row: "" for characters
   std::string input, target, scored;  // one line each, for people
-  std::string chance_metric;  // "token_acc", "mse" or "loss": what `chance` measures
-  double chance = 0;          // the score of the best guess that ignores the input
-  std::string chance_text;    // how that figure arises
+  std::string chance_metric;          // "token_acc", "mse" or "loss": what `chance` measures
+  double chance = 0;                  // the score of the best guess that ignores the input
+  std::string chance_text;            // how that figure arises
 };
 
 class Task {

@@ -42,7 +42,8 @@ constexpr std::array<Word, 6> kTransitive{{{"chases", "chase"},
                                            {"knows", "know"}}};
 constexpr std::array<const char*, 8> kAdjectives{"old", "small", "red", "quiet", "brave", "tired", "green", "happy"};
 constexpr std::array<const char*, 5> kPrepositions{"near", "behind", "with", "under", "beside"};
-constexpr std::array<Word, 5> kPlaces{{{"house", "houses"}, {"tree", "trees"}, {"barn", "barns"}, {"river", "rivers"}, {"hill", "hills"}}};
+constexpr std::array<Word, 5> kPlaces{
+    {{"house", "houses"}, {"tree", "trees"}, {"barn", "barns"}, {"river", "rivers"}, {"hill", "hills"}}};
 
 class Writer {
  public:

@@ -29,14 +29,17 @@ void save_checkpoint(const std::string& dir, const TrainConfig& config, const nn
 Checkpoint load_checkpoint(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / kCheckpointFile).string();
   if (!std::filesystem::is_directory(dir)) throw std::runtime_error("no run directory at " + dir);
-  if (!std::filesystem::exists(path)) throw std::runtime_error(dir + " holds no checkpoint (" + kCheckpointFile + " is missing)");
+  if (!std::filesystem::exists(path))
+    throw std::runtime_error(dir + " holds no checkpoint (" + kCheckpointFile + " is missing)");
   io::SafeTensors file = io::read_safetensors(path);
   auto meta = [&](const char* key) {
     auto it = file.metadata.find(key);
-    if (it == file.metadata.end()) throw std::runtime_error(path + ": not a seqgrad checkpoint (no '" + key + "' in __metadata__)");
+    if (it == file.metadata.end())
+      throw std::runtime_error(path + ": not a seqgrad checkpoint (no '" + key + "' in __metadata__)");
     return it->second;
   };
-  if (meta("format") != "seqgrad checkpoint 1") throw std::runtime_error(path + ": unknown checkpoint format '" + meta("format") + "'");
+  if (meta("format") != "seqgrad checkpoint 1")
+    throw std::runtime_error(path + ": unknown checkpoint format '" + meta("format") + "'");
   Checkpoint ck;
   try {
     ck.config = nlohmann::json::parse(meta("config")).get<TrainConfig>();
@@ -51,10 +54,12 @@ Checkpoint load_checkpoint(const std::string& dir) {
   std::set<std::string> names;
   for (auto& [name, p] : ck.model->named_parameters()) {
     names.insert(name);
-    if (!file.has(name)) throw std::runtime_error(path + ": parameter '" + name + "' is missing; the checkpoint is of another model");
+    if (!file.has(name))
+      throw std::runtime_error(path + ": parameter '" + name + "' is missing; the checkpoint is of another model");
     const io::TensorData& t = file.at(name);
     if (t.shape != std::vector<std::int64_t>(p.shape().begin(), p.shape().end())) {
-      throw std::runtime_error(path + ": parameter '" + name + "' has another shape than this model's " + ag::to_string(p.shape()));
+      throw std::runtime_error(path + ": parameter '" + name + "' has another shape than this model's " +
+                               ag::to_string(p.shape()));
     }
     const std::vector<float> values = file.f32(name);
     std::copy(values.begin(), values.end(), p.data().begin());

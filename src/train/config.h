@@ -14,18 +14,18 @@
 namespace seqgrad::train {
 
 struct TrainConfig {
-  nn::ModelConfig model;       // vocab, features, out_dim and max_len are filled in from the task
+  nn::ModelConfig model;  // vocab, features, out_dim and max_len are filled in from the task
   tasks::TaskOptions task;
   nn::OptimizerConfig optim;
   nn::Schedule schedule;
-  double clip = 1.0;           // max global gradient norm; 0 turns clipping off
+  double clip = 1.0;  // max global gradient norm; 0 turns clipping off
   int steps = 1000;
   int batch = 32;
   std::uint64_t seed = 0;
-  int eval_size = 512;         // held-out sequences in the final evaluation
-  int checkpoint_every = 0;    // steps between checkpoints; 0: only at the end
+  int eval_size = 512;       // held-out sequences in the final evaluation
+  int checkpoint_every = 0;  // steps between checkpoints; 0: only at the end
 
-  void validate() const;       // throws std::invalid_argument naming the bad option
+  void validate() const;  // throws std::invalid_argument naming the bad option
 };
 
 void to_json(nlohmann::json& j, const TrainConfig& c);

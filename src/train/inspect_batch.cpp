@@ -1,7 +1,7 @@
 #include "src/train/inspect_batch.h"
 
-#include <cmath>
 #include <fmt/core.h>
+#include <cmath>
 #include <stdexcept>
 
 #include "src/io/safetensors.h"
@@ -33,7 +33,8 @@ double save_batch_gradients(const nn::SequenceModel& model, const tasks::Task& t
   return s.loss.item();
 }
 
-std::vector<Example> show_examples(const nn::SequenceModel& model, const tasks::Task& task, int count, std::uint64_t seed) {
+std::vector<Example> show_examples(const nn::SequenceModel& model, const tasks::Task& task, int count,
+                                   std::uint64_t seed) {
   ag::NoGrad no_grad;
   const tasks::TaskInfo& info = task.info();
   const tasks::Batch b = task.eval_batches(count, count, seed).front();
@@ -49,7 +50,8 @@ std::vector<Example> show_examples(const nn::SequenceModel& model, const tasks::
     if (info.regression) {
       for (int t = 0; t < b.T; ++t) {
         const float v = b.features[static_cast<std::size_t>((s * b.T + t) * 2)];
-        if (b.features[static_cast<std::size_t>((s * b.T + t) * 2 + 1)] > 0) join(e.input, fmt::format("[{:.2f}]", v), true);
+        if (b.features[static_cast<std::size_t>((s * b.T + t) * 2 + 1)] > 0)
+          join(e.input, fmt::format("[{:.2f}]", v), true);
       }
       const double pred = out.logits.data()[static_cast<std::size_t>(s * b.T + b.T - 1)];
       e.prediction = fmt::format("{:.3f}", pred);
@@ -78,7 +80,8 @@ std::string generate_text(const nn::SequenceModel& model, const tasks::Task& tas
                           double temperature, std::uint64_t seed) {
   if (!task.info().text) throw std::invalid_argument("text generation is for a model trained on the lm or words task");
   if (chars < 1) throw std::invalid_argument("--chars must be positive");
-  if (!(temperature >= 0 && std::isfinite(temperature))) throw std::invalid_argument("--temperature must be a finite number >= 0");
+  if (!(temperature >= 0 && std::isfinite(temperature)))
+    throw std::invalid_argument("--temperature must be a finite number >= 0");
   std::vector<int> ids = task.encode(prompt.empty() ? task.token_text(0) : prompt);
   const int window = model.config().max_len;
   ag::Rng rng(seed);
@@ -86,8 +89,10 @@ std::string generate_text(const nn::SequenceModel& model, const tasks::Task& tas
   std::string text;
   for (int n = 0; n < chars; ++n) {
     // The model sees at most the window it was trained on: the last max_len characters.
-    const std::size_t from = ids.size() > static_cast<std::size_t>(window) ? ids.size() - static_cast<std::size_t>(window) : 0;
-    nn::SequenceInput in{1, static_cast<int>(ids.size() - from), std::vector<int>(ids.begin() + static_cast<long>(from), ids.end()), {}};
+    const std::size_t from =
+        ids.size() > static_cast<std::size_t>(window) ? ids.size() - static_cast<std::size_t>(window) : 0;
+    nn::SequenceInput in{
+        1, static_cast<int>(ids.size() - from), std::vector<int>(ids.begin() + static_cast<long>(from), ids.end()), {}};
     const nn::ForwardOutput out = model.forward(in);
     const auto V = static_cast<std::size_t>(task.info().out_dim);
     const ag::Scalar* row = out.logits.data().data() + static_cast<std::size_t>(in.T - 1) * V;

@@ -12,10 +12,10 @@ namespace seqgrad::train {
 nn::SequenceInput to_input(const tasks::Batch& batch);
 
 struct BatchScore {
-  ag::Tensor loss;          // a scalar node: cross-entropy over scored positions, or MSE
+  ag::Tensor loss;  // a scalar node: cross-entropy over scored positions, or MSE
   nn::ForwardOutput forward;
-  long scored = 0;          // scored positions (classification)
-  long correct = 0;         // of which argmax was right
+  long scored = 0;   // scored positions (classification)
+  long correct = 0;  // of which argmax was right
   long sequences = 0;
   long sequences_correct = 0;  // every scored position right
   double squared_error = 0;    // regression: sum over sequences

@@ -11,7 +11,8 @@ namespace {
 std::string clock_text(double s) {
   if (!(s >= 0) || s > 1e7) return "--:--";
   const long t = static_cast<long>(s + 0.5);
-  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60) : fmt::format("{:02}:{:02}", t / 60, t % 60);
+  return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+                   : fmt::format("{:02}:{:02}", t / 60, t % 60);
 }
 }  // namespace
 
@@ -32,15 +33,16 @@ TrainObserver progress_printer(std::FILE* out, const std::string& label) {
       *last_drawn = s.elapsed;
       constexpr int width = 24;
       const int filled = total > 0 ? static_cast<int>(width * s.step / total) : width;
-      fmt::print(out, "\r{} [{}{}] {}/{} loss {:.4f}{} {:.1f} steps/s ETA {}\x1b[K{}", label, std::string(static_cast<std::size_t>(filled), '#'),
-                 std::string(static_cast<std::size_t>(width - filled), '.'), s.step, total, s.loss, acc, rate, clock_text(eta),
-                 last ? "\n" : "");
+      fmt::print(out, "\r{} [{}{}] {}/{} loss {:.4f}{} {:.1f} steps/s ETA {}\x1b[K{}", label,
+                 std::string(static_cast<std::size_t>(filled), '#'),
+                 std::string(static_cast<std::size_t>(width - filled), '.'), s.step, total, s.loss, acc, rate,
+                 clock_text(eta), last ? "\n" : "");
     } else {
       // About twenty lines per run, and the last step.
       const long every = std::max(1L, total / 20);
       if (s.step % every != 0 && !last) return;
-      fmt::print(out, "{} step {}/{} loss {:.4f}{} grad_norm {:.3g} lr {:.3g} {:.1f} steps/s ETA {}\n", label, s.step, total, s.loss, acc,
-                 s.grad_norm, s.lr, rate, clock_text(eta));
+      fmt::print(out, "{} step {}/{} loss {:.4f}{} grad_norm {:.3g} lr {:.3g} {:.1f} steps/s ETA {}\n", label, s.step,
+                 total, s.loss, acc, s.grad_norm, s.lr, rate, clock_text(eta));
     }
     std::fflush(out);
   };

@@ -70,7 +70,8 @@ class CsvLog {
 
 std::uint64_t eval_seed(std::uint64_t seed) { return seed ^ 0x5EED0FE7A1ULL; }
 
-EvalResult evaluate(const nn::SequenceModel& model, const tasks::Task& task, int eval_size, int batch, std::uint64_t seed) {
+EvalResult evaluate(const nn::SequenceModel& model, const tasks::Task& task, int eval_size, int batch,
+                    std::uint64_t seed) {
   ag::NoGrad no_grad;
   const tasks::TaskInfo& info = task.info();
   EvalResult r;
@@ -198,7 +199,8 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   result.ms_per_step = taken > 0 ? 1000 * result.seconds / static_cast<double>(taken) : 0;
   log.flush();
   if (!out_dir.empty() && !result.interrupted) save_checkpoint(out_dir, config, *model, *optimizer, result.steps_done);
-  if (!result.interrupted) result.eval = evaluate(*model, *task, config.eval_size, config.batch, eval_seed(config.seed));
+  if (!result.interrupted)
+    result.eval = evaluate(*model, *task, config.eval_size, config.batch, eval_seed(config.seed));
   result.model = std::move(model);
   // The engine's buffer pool holds this run's step-sized buffers; a lab or
   // `compare` trains the next model at other sizes, so give them back.

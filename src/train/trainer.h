@@ -20,13 +20,13 @@ struct StepLog {
   long step = 0;
   double loss = 0;
   std::optional<double> accuracy;  // token accuracy on this batch's scored positions; none for a regression
-  double grad_norm = 0;  // global norm before clipping
+  double grad_norm = 0;            // global norm before clipping
   double lr = 0;
-  double elapsed = 0;    // seconds since the run (or the resumed part) began
+  double elapsed = 0;  // seconds since the run (or the resumed part) began
 };
 
 struct DistanceBucket {
-  int lo = 0, hi = 0;    // distances [lo, hi]
+  int lo = 0, hi = 0;  // distances [lo, hi]
   long count = 0;
   double accuracy = 0;
 };
@@ -41,8 +41,8 @@ struct EvalResult {
 struct TrainResult {
   TrainConfig config;
   std::size_t params = 0;
-  long start_step = 0;   // > 0 when resumed
-  long steps_done = 0;   // the last step taken
+  long start_step = 0;  // > 0 when resumed
+  long steps_done = 0;  // the last step taken
   bool interrupted = false;
   std::vector<StepLog> log;
   EvalResult eval;
@@ -72,7 +72,8 @@ struct RunOptions {
 TrainResult run_training(TrainConfig config, const RunOptions& options);
 
 // Scores a model on the task's held-out set (eval_size sequences).
-EvalResult evaluate(const nn::SequenceModel& model, const tasks::Task& task, int eval_size, int batch, std::uint64_t seed);
+EvalResult evaluate(const nn::SequenceModel& model, const tasks::Task& task, int eval_size, int batch,
+                    std::uint64_t seed);
 
 // The seed of the held-out set for a run seed: a different stream from training's.
 std::uint64_t eval_seed(std::uint64_t seed);

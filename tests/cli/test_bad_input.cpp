@@ -29,7 +29,8 @@ void prepare() {
   write("short.txt", "only a few words here");
   // Stand-ins for the PyTorch reference, run by sh: one that answers, one that lacks torch.
   write("reference.sh", "echo '[{\"workload\": \"rnn-fused\", \"ms_per_step_median\": 1000.0}]'\n");
-  write("failing-reference.sh", "echo 'Traceback (most recent call last):'; echo \"ModuleNotFoundError: No module named 'torch'\"; exit 1\n");
+  write("failing-reference.sh",
+        "echo 'Traceback (most recent call last):'; echo \"ModuleNotFoundError: No module named 'torch'\"; exit 1\n");
   const std::string common = " --len 4 --d-model 8 --heads 2 --steps 3 --batch 4 --eval-size 4 --out ";
   REQUIRE(run_seqgrad("train --model transformer --task recall" + common + kDir + "/tf").exit_code == 0);
   REQUIRE(run_seqgrad("train --model rnn --task recall" + common + kDir + "/rnn").exit_code == 0);
@@ -45,7 +46,8 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 67 invocations in its table", "[cli][errors]") {
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 67 invocations in its table",
+          "[cli][errors]") {
   prepare();
   const std::string d = kDir;
   const std::vector<Case> cases{
@@ -112,8 +114,10 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 67
       {"compare --steps 0", 2, "--steps"},
       {"graph --steps 0", 2, "--steps"},
       {"gradcheck --seed x", 2, "--seed: a seed is a whole number >= 0, got 'x'"},
-      {"bench --reference /nonexistent/torch_reference.py", 2, "--reference: no file at /nonexistent/torch_reference.py"},
-      {"bench --reference /dev/null --sweep len", 2, "--reference times the standard workloads; it does not go with --sweep"},
+      {"bench --reference /nonexistent/torch_reference.py", 2,
+       "--reference: no file at /nonexistent/torch_reference.py"},
+      {"bench --reference /dev/null --sweep len", 2,
+       "--reference times the standard workloads; it does not go with --sweep"},
       {"bench --reference " + d + "/reference.sh --python /bin/sh --rounds 0", 2, "--rounds"},
       {"bench --reference " + d + "/failing-reference.sh --python /bin/sh --workload rnn --steps 1", 1,
        "failed: ModuleNotFoundError: No module named 'torch' (it needs Debian's python3-torch)"},
@@ -124,7 +128,7 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 67
     const auto r = run_seqgrad(c.args);
     CHECK(r.exit_code == c.code);
     CHECK(r.err.find(c.says) != std::string::npos);
-    CHECK(r.err.rfind("seqgrad: ", 0) == 0);                      // one line, in one voice
+    CHECK(r.err.rfind("seqgrad: ", 0) == 0);  // one line, in one voice
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK(r.err.find("terminate") == std::string::npos);
     crashes += r.exit_code > 2;

@@ -49,7 +49,8 @@ TEST_CASE("wrong input gets one line and exit code 2", "[cli][errors]") {
     const char* args;
     const char* says;
   };
-  for (const Case& c : {Case{"", "A subcommand is required"}, Case{"frobnicate", "unknown command 'frobnicate'; the commands are: gradcheck, graph"},
+  for (const Case& c : {Case{"", "A subcommand is required"},
+                        Case{"frobnicate", "unknown command 'frobnicate'; the commands are: gradcheck, graph"},
                         Case{"graph --model lstm", "lstm not in {rnn,attention}"}, Case{"graph --steps 0", "--steps"},
                         Case{"graph --steps 99", "--steps"}, Case{"gradcheck --seed -3", "--seed"},
                         Case{"gradcheck --bogus", "--bogus"}}) {
@@ -70,8 +71,9 @@ TEST_CASE("a file that cannot be written is a run-time failure, exit code 1", "[
 TEST_CASE("seqgrad train --json prints the run's figures; eval and sample read the checkpoint", "[cli][train]") {
   const std::string dir = "/tmp/seqgrad-cli-train";
   std::system(("rm -rf " + dir).c_str());
-  const auto r = run_seqgrad("train --model gru --task recall --len 4 --d-model 16 --steps 30 --batch 8 --eval-size 64 --lr 0.01 --out " +
-                             dir + " --json --save-grads " + dir + "/grads.safetensors");
+  const auto r = run_seqgrad(
+      "train --model gru --task recall --len 4 --d-model 16 --steps 30 --batch 8 --eval-size 64 --lr 0.01 --out " +
+      dir + " --json --save-grads " + dir + "/grads.safetensors");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["model"] == "gru");
@@ -105,20 +107,19 @@ TEST_CASE("seqgrad train and eval refuse wrong input with one line", "[cli][trai
     int code;
     std::string says;
   };
-  for (const Case& c : {Case{"train --model cnn", 2, "--model: cnn not in {rnn,lstm,gru,transformer}"},
-                        Case{"train --task frob", 2, "--task: frob not in"},
-                        Case{"train --steps -5", 2, "--steps"},
-                        Case{"train --batch 0", 2, "--batch"},
-                        Case{"train --heads 0", 2, "--heads"},
-                        Case{"train --lr 0", 2, "--lr"},
-                        Case{"train --lr nan", 2, "--lr"},
-                        Case{"train --lr abc", 2, "--lr"},
-                        Case{"train --d-model 10 --heads 4 --steps 1 --out /tmp/seqgrad-x", 2, "d_model 10 is not divisible by heads 4"},
-                        Case{"train --task lm --text /nonexistent.txt --out /tmp/seqgrad-x", 2, "cannot read the text file /nonexistent.txt"},
-                        Case{"train --task copy --text /etc/hostname --out /tmp/seqgrad-x", 2, "--text is only for the lm and words tasks"},
-                        Case{"eval /nonexistent/run", 1, "no run directory at /nonexistent/run"},
-                        Case{"eval", 2, "dir is required"},
-                        Case{"sample /tmp", 1, "/tmp holds no checkpoint"}}) {
+  for (const Case& c :
+       {Case{"train --model cnn", 2, "--model: cnn not in {rnn,lstm,gru,transformer}"},
+        Case{"train --task frob", 2, "--task: frob not in"}, Case{"train --steps -5", 2, "--steps"},
+        Case{"train --batch 0", 2, "--batch"}, Case{"train --heads 0", 2, "--heads"}, Case{"train --lr 0", 2, "--lr"},
+        Case{"train --lr nan", 2, "--lr"}, Case{"train --lr abc", 2, "--lr"},
+        Case{"train --d-model 10 --heads 4 --steps 1 --out /tmp/seqgrad-x", 2,
+             "d_model 10 is not divisible by heads 4"},
+        Case{"train --task lm --text /nonexistent.txt --out /tmp/seqgrad-x", 2,
+             "cannot read the text file /nonexistent.txt"},
+        Case{"train --task copy --text /etc/hostname --out /tmp/seqgrad-x", 2,
+             "--text is only for the lm and words tasks"},
+        Case{"eval /nonexistent/run", 1, "no run directory at /nonexistent/run"}, Case{"eval", 2, "dir is required"},
+        Case{"sample /tmp", 1, "/tmp holds no checkpoint"}}) {
     INFO("seqgrad " << c.args);
     const auto r = run_seqgrad(c.args);
     CHECK(r.exit_code == c.code);
@@ -141,7 +142,8 @@ TEST_CASE("seqgrad grads --json gives each model's profile by distance", "[cli][
   CHECK(j["models"][0]["grad_norm_h"][0].size() == 17);
   CHECK_FALSE(j["models"][1].contains("grad_norm_h"));
   CHECK(j["models"][0]["jacobian_chains"].size() == 4);
-  const auto heat = run_seqgrad("grads --models gru --task recall --len 6 --batch 4 --d-model 8 --every 5 --steps 10 --json");
+  const auto heat =
+      run_seqgrad("grads --models gru --task recall --len 6 --batch 4 --d-model 8 --every 5 --steps 10 --json");
   REQUIRE(heat.exit_code == 0);
   CHECK(nlohmann::json::parse(heat.out)["models"][0]["heatmap"]["steps"] == nlohmann::json({0, 5, 10}));
 }
@@ -161,7 +163,9 @@ TEST_CASE("seqgrad paths --json: measured path lengths", "[cli][inspect]") {
 TEST_CASE("seqgrad attention draws every head of a trained Transformer", "[cli][inspect]") {
   const std::string dir = "/tmp/seqgrad-cli-attention";
   std::system(("rm -rf " + dir).c_str());
-  REQUIRE(run_seqgrad("train --task recall --len 5 --d-model 16 --heads 2 --steps 5 --batch 4 --eval-size 8 --out " + dir).exit_code == 0);
+  REQUIRE(
+      run_seqgrad("train --task recall --len 5 --d-model 16 --heads 2 --steps 5 --batch 4 --eval-size 8 --out " + dir)
+          .exit_code == 0);
   const auto r = run_seqgrad("attention " + dir + " --input 'C a b c d ?' --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -179,7 +183,8 @@ TEST_CASE("seqgrad attention draws every head of a trained Transformer", "[cli][
 
 TEST_CASE("seqgrad compare writes the report and prints where it is", "[cli][inspect]") {
   const std::string dir = "/tmp/seqgrad-cli-compare";
-  const auto r = run_seqgrad("compare --models rnn,transformer --len 5 --steps 6 --batch 4 --d-model 8 --eval-size 8 --out " + dir);
+  const auto r = run_seqgrad(
+      "compare --models rnn,transformer --len 5 --steps 6 --batch 4 --d-model 8 --eval-size 8 --out " + dir);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("report: " + dir + "/report.html") != std::string::npos);
   for (const char* f : {"report.html", "data.json", "summary.csv", "grads.csv", "paths.csv"}) {
@@ -215,10 +220,12 @@ TEST_CASE("seqgrad bench --reference runs the reference beside each workload and
   // writes down how it was called so the test can see what PyTorch would have been asked.
   const std::string dir = "/tmp/seqgrad-bench-reference";
   std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/ref.sh") << "echo \"$@ (OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS)\" >> " << dir << "/calls\n"
-                                 << "echo '[{\"workload\": \"x\", \"ms_per_step_median\": 1000.0, \"peak_rss_mib_so_far\": 300}]'\n";
+  std::ofstream(dir + "/ref.sh")
+      << "echo \"$@ (OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS)\" >> " << dir << "/calls\n"
+      << "echo '[{\"workload\": \"x\", \"ms_per_step_median\": 1000.0, \"peak_rss_mib_so_far\": 300}]'\n";
   std::filesystem::remove(dir + "/calls");
-  const auto r = run_seqgrad("bench --workload rnn --steps 2 --rounds 2 --json --python /bin/sh --reference " + dir + "/ref.sh");
+  const auto r =
+      run_seqgrad("bench --workload rnn --steps 2 --rounds 2 --json --python /bin/sh --reference " + dir + "/ref.sh");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j.size() == 1);
@@ -262,7 +269,9 @@ TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
 }
 
 TEST_CASE("the AVX-512 and the generic matmul kernels train to the same bits (with FMA in both)", "[cli][kernels]") {
-  const std::string args = "train --model transformer --task copy --len 5 --d-model 32 --steps 30 --eval-size 64 --json --out /tmp/seqgrad-kernel-";
+  const std::string args =
+      "train --model transformer --task copy --len 5 --d-model 32 --steps 30 --eval-size 64 --json --out "
+      "/tmp/seqgrad-kernel-";
   const auto chosen = run_seqgrad(args + "a");
   setenv("SEQGRAD_KERNEL", "generic", 1);
   const auto generic = run_seqgrad(args + "b");

@@ -41,11 +41,13 @@ TEST_CASE("SIGINT and SIGTERM stop a run cleanly, and --resume finishes it exact
     const std::string dir = "/tmp/seqgrad-test-signal-" + std::to_string(sig), whole = dir + "-whole";
     std::filesystem::remove_all(dir);
     std::filesystem::remove_all(whole);
-    const std::string args = " --model gru --task recall --len 6 --d-model 16 --steps 3000 --batch 8 --eval-size 32 --seed 5 --json --out ";
+    const std::string args =
+        " --model gru --task recall --len 6 --d-model 16 --steps 3000 --batch 8 --eval-size 32 --seed 5 --json --out ";
     const pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-      const std::string cmd = std::string("exec '") + SEQGRAD_BINARY + "' train" + args + dir + " > " + dir + ".out 2> " + dir + ".err";
+      const std::string cmd =
+          std::string("exec '") + SEQGRAD_BINARY + "' train" + args + dir + " > " + dir + ".out 2> " + dir + ".err";
       execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }

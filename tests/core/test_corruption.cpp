@@ -36,13 +36,14 @@ void try_load(const std::string& dir, const std::vector<std::vector<ag::Scalar>>
   } catch (const std::exception& e) {
     const std::string what = e.what();
     REQUIRE(what.find(dir) != std::string::npos);  // says which file
-    REQUIRE(what.size() > dir.size() + 10);       // and what is wrong with it
+    REQUIRE(what.size() > dir.size() + 10);        // and what is wrong with it
     ++o.errors;
   }
 }
 }  // namespace
 
-TEST_CASE("a checkpoint truncated at every byte, or with bytes flipped, gives a clear error", "[checkpoint][corruption]") {
+TEST_CASE("a checkpoint truncated at every byte, or with bytes flipped, gives a clear error",
+          "[checkpoint][corruption]") {
   const std::string dir = "/tmp/seqgrad-test-corrupt";
   std::filesystem::remove_all(dir);
   train::TrainConfig c;

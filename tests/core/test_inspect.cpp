@@ -39,9 +39,9 @@ TEST_CASE("before training on recall at 64: the RNN's gradient vanishes, attenti
   CHECK(rnn.distance.front() == 64);
   CHECK(rnn.distance.back() == 0);
   INFO("rnn decay " << rnn.decay() << ", transformer decay " << tf.decay());
-  CHECK(rnn.decay() < 1e-3);     // the farthest at least 1000 times smaller than the nearest
-  CHECK(rnn.decay() > 0);        // but not flushed to zero: norms are summed in double
-  CHECK(tf.decay() > 1e-2);      // within a factor 100
+  CHECK(rnn.decay() < 1e-3);  // the farthest at least 1000 times smaller than the nearest
+  CHECK(rnn.decay() > 0);     // but not flushed to zero: norms are summed in double
+  CHECK(tf.decay() > 1e-2);   // within a factor 100
   REQUIRE(rnn.grad_norm_h.size() == 1);
   CHECK(rnn.grad_norm_h[0].front() < 1e-3 * rnn.grad_norm_h[0].back());
 }
@@ -63,7 +63,7 @@ TEST_CASE("the RNN's Jacobian chain vanishes below spectral radius 1 and is resc
 TEST_CASE("spectral radius and norm of known matrices", "[inspect]") {
   CHECK(inspect::spectral_radius({2, 0, 0, -3}, 2) == Approx(3).epsilon(1e-6));
   CHECK(inspect::spectral_radius({0, 1, -1, 0}, 2) == Approx(1).epsilon(1e-6));  // a rotation: eigenvalues +-i
-  CHECK(inspect::spectral_radius({0, 1, 0, 0}, 2) == 0);                          // nilpotent
+  CHECK(inspect::spectral_radius({0, 1, 0, 0}, 2) == 0);                         // nilpotent
   CHECK(inspect::spectral_norm({3, 0, 4, 0}, 2) == Approx(5).epsilon(1e-9));
 }
 
@@ -83,7 +83,8 @@ TEST_CASE("path length: one op-block per step for the RNN, constant for attentio
   CHECK(r10.path_from[9] == r20.path_from[19]);      // the nearest position: same path at any length
   CHECK(r20.path_from[0] - r20.path_from[1] == 4);
   CHECK(r20.sequential_ops - r10.sequential_ops == 4 * 10);
-  const auto t10 = measure("transformer", 2, 10), t40 = measure("transformer", 2, 40), t40x4 = measure("transformer", 4, 40);
+  const auto t10 = measure("transformer", 2, 10), t40 = measure("transformer", 2, 40),
+             t40x4 = measure("transformer", 4, 40);
   CHECK(t10.max_path() == t10.min_path());
   CHECK(t40.max_path() == t10.max_path());
   CHECK(t40.sequential_ops == t10.sequential_ops);
@@ -112,11 +113,12 @@ TEST_CASE("compare writes a report whose figures are the JSON's, with SVGs that 
   const std::string path = inspect::write_report(r, dir);
   const std::string page = slurp(path);
   const nlohmann::json data = nlohmann::json::parse(slurp(dir + "/data.json"));
-  CHECK(page.find("<script") == std::string::npos);   // self-contained, nothing to run
+  CHECK(page.find("<script") == std::string::npos);                        // self-contained, nothing to run
   CHECK(page.find("http://") == page.find("http://www.w3.org/2000/svg"));  // the only address is the SVG namespace
   // Every row of the summary table carries the JSON's figures.
   for (const auto& m : data["models"]) {
-    const std::string row = "<td>" + m["model"].get<std::string>() + "</td><td>" + std::to_string(m["params"].get<long>()) + "</td><td>" +
+    const std::string row = "<td>" + m["model"].get<std::string>() + "</td><td>" +
+                            std::to_string(m["params"].get<long>()) + "</td><td>" +
                             fmt::format("{:.4f}", m["final_train_loss"].get<double>()) + "</td><td>" +
                             fmt::format("{:.4f}", m["eval_loss"].get<double>()) + "</td><td>" +
                             fmt::format("{:.4f}", m["eval_token_acc"].get<double>()) + "</td>";

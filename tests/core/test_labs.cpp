@@ -13,7 +13,8 @@ TEST_CASE("lab sqrt-dk holds", "[labs]") { CHECK(labs::find_lab("sqrt-dk").run()
 TEST_CASE("lab pe-shift holds", "[labs]") { CHECK(labs::find_lab("pe-shift").run().holds); }
 TEST_CASE("lab rope holds", "[labs]") { CHECK(labs::find_lab("rope").run().holds); }
 TEST_CASE("lab qk-asymmetry holds", "[labs]") { CHECK(labs::find_lab("qk-asymmetry").run().holds); }
-// Labs that train several models for thousands of steps: seconds here, minutes under ASan (make test-asan skips "trained lab").
+// Labs that train several models for thousands of steps: seconds here, minutes under ASan (make test-asan skips
+// "trained lab").
 TEST_CASE("trained lab gates holds", "[labs][training]") { CHECK(labs::find_lab("gates").run().holds); }
 TEST_CASE("trained lab multi-head holds", "[labs][training]") { CHECK(labs::find_lab("multi-head").run().holds); }
 TEST_CASE("trained lab ffn holds", "[labs][training]") { CHECK(labs::find_lab("ffn").run().holds); }
@@ -33,7 +34,7 @@ TEST_CASE("lab attention-by-hand: the chapter's numbers", "[labs]") {
 
 TEST_CASE("attention by hand takes the user's vectors, and a verdict can come out false", "[labs]") {
   const labs::LabResult r = labs::attention_by_hand({{0, 1}, {1, 0}, {0, 2}}, 0);
-  CHECK(r.holds);  // the order rule holds for any vectors
+  CHECK(r.holds);                              // the order rule holds for any vectors
   CHECK(r.figures["largest_weight_on"] == 2);  // (0, 2) is the most similar to (0, 1) by dot product
   CHECK_THROWS_WITH(labs::attention_by_hand({{1, 0}, {1}}, 0), Catch::Contains("same, non-zero length"));
   CHECK_THROWS_WITH(labs::find_lab("nope"), Catch::StartsWith("unknown lab 'nope'; the labs are: two-walls"));

@@ -48,7 +48,8 @@ TEST_CASE("a whole tiny Transformer passes gradcheck, in each variant", "[gradch
     c.ffn = v.ffn;
     c.activation = v.activation;
     const ag::GradcheckResult r = check_model(c);
-    INFO(v.pos << (v.pre_ln ? " pre-LN" : " post-LN") << ": max rel error " << r.max_rel_error << " over " << r.checked);
+    INFO(v.pos << (v.pre_ln ? " pre-LN" : " post-LN") << ": max rel error " << r.max_rel_error << " over "
+               << r.checked);
     CHECK(r.checked > 500);
     CHECK(r.passed);
   }

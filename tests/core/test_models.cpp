@@ -93,7 +93,8 @@ TEST_CASE("causal attention never looks ahead; weights rows sum to 1", "[models]
   SequenceInput a = input(1, 6), b = a;
   b.tokens[5] = (b.tokens[5] + 1) % 7;
   const ag::Tensor la = m->forward(a).logits, lb = m->forward(b).logits;
-  for (int k = 0; k < 5 * 7; ++k) CHECK(la.data()[static_cast<std::size_t>(k)] == lb.data()[static_cast<std::size_t>(k)]);
+  for (int k = 0; k < 5 * 7; ++k)
+    CHECK(la.data()[static_cast<std::size_t>(k)] == lb.data()[static_cast<std::size_t>(k)]);
 }
 
 TEST_CASE("split positions give the same logits, with one node per x_t", "[models]") {
@@ -105,7 +106,8 @@ TEST_CASE("split positions give the same logits, with one node per x_t", "[model
     const ForwardOutput split = m->forward(input(2, 5), o);
     CHECK(split.positions.size() == 5);
     CHECK(split.positions[0].shape() == ag::Shape{2, 8});
-    for (std::size_t k = 0; k < whole.logits.numel(); ++k) CHECK(split.logits.data()[k] == Approx(whole.logits.data()[k]).margin(1e-6));
+    for (std::size_t k = 0; k < whole.logits.numel(); ++k)
+      CHECK(split.logits.data()[k] == Approx(whole.logits.data()[k]).margin(1e-6));
   }
 }
 
@@ -129,7 +131,8 @@ TEST_CASE("orthogonal init is orthogonal; identity is the identity", "[models][i
   for (int i = 0; i < 6; ++i) {
     for (int j = 0; j < 6; ++j) {
       double dot = 0;
-      for (int k = 0; k < 6; ++k) dot += double(q.data()[static_cast<std::size_t>(i * 6 + k)]) * q.data()[static_cast<std::size_t>(j * 6 + k)];
+      for (int k = 0; k < 6; ++k)
+        dot += double(q.data()[static_cast<std::size_t>(i * 6 + k)]) * q.data()[static_cast<std::size_t>(j * 6 + k)];
       CHECK(dot == Approx(i == j ? 1.0 : 0.0).margin(1e-5));
     }
   }
@@ -185,7 +188,8 @@ double max_rel_diff(const std::vector<ag::Scalar>& a, const std::vector<ag::Scal
 }
 }  // namespace
 
-TEST_CASE("the fused RNN (one op per layer) equals the unrolled one: logits and every gradient", "[models][reference]") {
+TEST_CASE("the fused RNN (one op per layer) equals the unrolled one: logits and every gradient",
+          "[models][reference]") {
   ModelConfig c = config("rnn");
   c.d_model = 12;
   auto m = make_model(c, 3);

@@ -19,7 +19,9 @@ std::string read(const std::filesystem::path& p) {
 const std::filesystem::path kRoot = std::filesystem::path(SEQGRAD_SOURCE_DATA_DIR).parent_path();
 }  // namespace
 
-TEST_CASE("the PyTorch reference and the workloads' definitions are in the repository, naming every workload bench runs", "[repository]") {
+TEST_CASE(
+    "the PyTorch reference and the workloads' definitions are in the repository, naming every workload bench runs",
+    "[repository]") {
   const std::string script = read(kRoot / "src/bench/torch_reference.py");
   const std::string doc = read(kRoot / "docs/workloads.md");
   REQUIRE(!script.empty());

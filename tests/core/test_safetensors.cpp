@@ -51,7 +51,8 @@ TEST_CASE("damaged headers are named, not crashed on", "[io][errors]") {
   CHECK_THROWS_WITH(parse_safetensors({1, 2, 3}, "f"), "f: too short to be a safetensors file (3 bytes)");
   auto too_long = with_header("{}", 0);
   too_long[0] = 200;
-  CHECK_THROWS_WITH(parse_safetensors(too_long, "f"), "f: the header length 200 runs past the end of the file (10 bytes)");
+  CHECK_THROWS_WITH(parse_safetensors(too_long, "f"),
+                    "f: the header length 200 runs past the end of the file (10 bytes)");
   CHECK_THROWS_WITH(parse_safetensors(with_header("{not json", 0), "f"), "f: the header is not valid JSON");
   CHECK_THROWS_WITH(parse_safetensors(with_header(R"({"a":{"dtype":"F16","shape":[1],"data_offsets":[0,2]}})", 2), "f"),
                     "f: tensor 'a' has unsupported dtype 'F16' (expected F32, F64 or I32)");
@@ -59,15 +60,22 @@ TEST_CASE("damaged headers are named, not crashed on", "[io][errors]") {
                     "f: tensor 'a' has 4 bytes of data, but its dtype and shape need 8");
   CHECK_THROWS_WITH(parse_safetensors(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,8]}})", 4), "f"),
                     "f: tensor 'a' has data_offsets [0, 8) outside the 4 data bytes");
-  CHECK_THROWS_WITH(parse_safetensors(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[2,6]}})", 8), "f"),
-                    "f: two tensors' data overlap");
+  CHECK_THROWS_WITH(
+      parse_safetensors(
+          with_header(
+              R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[2,6]}})",
+              8),
+          "f"),
+      "f: two tensors' data overlap");
   CHECK_THROWS_WITH(parse_safetensors(with_header(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 8), "f"),
                     "f: the data has 4 bytes that belong to no tensor");
-  CHECK_THROWS_WITH(parse_safetensors(with_header(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4), "f"),
-                    "f: tensor 'a' has a bad shape");
+  CHECK_THROWS_WITH(
+      parse_safetensors(with_header(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4), "f"),
+      "f: tensor 'a' has a bad shape");
   CHECK_THROWS_WITH(parse_safetensors(with_header(R"({"a":{"dtype":"F32","shape":[1]}})", 4), "f"),
                     "f: tensor 'a' lacks a dtype, shape or data_offsets pair");
-  CHECK_THROWS_WITH(parse_safetensors(with_header(R"({"__metadata__":{"x":1}})", 0), "f"), "f: __metadata__ value 'x' is not a string");
+  CHECK_THROWS_WITH(parse_safetensors(with_header(R"({"__metadata__":{"x":1}})", 0), "f"),
+                    "f: __metadata__ value 'x' is not a string");
 }
 
 TEST_CASE("a flipped data byte fails the checksum", "[io][errors]") {
@@ -77,5 +85,6 @@ TEST_CASE("a flipped data byte fails the checksum", "[io][errors]") {
   seqgrad::io::write_safetensors(path, f);
   auto bytes = file_bytes(path);
   bytes[bytes.size() - 3] ^= 0x10;
-  CHECK_THROWS_WITH(seqgrad::io::parse_safetensors(bytes, "f"), "f: the file does not match its checksum (it is damaged)");
+  CHECK_THROWS_WITH(seqgrad::io::parse_safetensors(bytes, "f"),
+                    "f: the file does not match its checksum (it is damaged)");
 }

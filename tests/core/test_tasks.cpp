@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "src/tasks/task.h"
 #include "src/tasks/eval_sets.h"
+#include "src/tasks/task.h"
 #include "src/tasks/toy_language.h"
 
 using namespace seqgrad::tasks;
@@ -30,7 +30,8 @@ TEST_CASE("copy, reverse and sort: the answer follows the separator", "[tasks]")
         y.push_back(b.targets[static_cast<std::size_t>(s * 12 + 6 + k)]);
       }
       // teacher forcing: the input after the separator is the answer shifted by one
-      for (int k = 0; k < 5; ++k) CHECK(b.tokens[static_cast<std::size_t>(s * 12 + 7 + k)] == y[static_cast<std::size_t>(k)]);
+      for (int k = 0; k < 5; ++k)
+        CHECK(b.tokens[static_cast<std::size_t>(s * 12 + 7 + k)] == y[static_cast<std::size_t>(k)]);
       std::vector<int> want = x;
       if (std::string(name) == "reverse") std::reverse(want.begin(), want.end());
       if (std::string(name) == "sort") std::sort(want.begin(), want.end());
@@ -51,7 +52,8 @@ TEST_CASE("recall: the answer at the query is the key, len positions back", "[ta
     CHECK(b.targets[row + 30] == b.tokens[row]);
     CHECK(b.distance[row + 30] == 30);
     for (int k = 1; k < 30; ++k) CHECK(b.tokens[row + static_cast<std::size_t>(k)] > 8);  // distractors, never a key
-    CHECK(std::count(b.targets.begin() + static_cast<long>(row), b.targets.begin() + static_cast<long>(row) + 31, kIgnore) == 30);
+    CHECK(std::count(b.targets.begin() + static_cast<long>(row), b.targets.begin() + static_cast<long>(row) + 31,
+                     kIgnore) == 30);
   }
   CHECK(t->token_text(1) == "A");
   CHECK(t->token_text(9) == "a");
@@ -67,7 +69,8 @@ TEST_CASE("adding: two markers, one per half, and the target is their sum", "[ta
     double sum = 0;
     int markers = 0, first = -1, second = -1;
     for (int k = 0; k < 50; ++k) {
-      const float v = b.features[static_cast<std::size_t>((s * 50 + k) * 2)], m = b.features[static_cast<std::size_t>((s * 50 + k) * 2 + 1)];
+      const float v = b.features[static_cast<std::size_t>((s * 50 + k) * 2)],
+                  m = b.features[static_cast<std::size_t>((s * 50 + k) * 2 + 1)];
       CHECK((v >= 0 && v < 1));
       if (m > 0) {
         ++markers;
@@ -119,7 +122,8 @@ TEST_CASE("lm: windows of the shipped corpus, next characters as targets, entrop
   ag::Rng rng(6);
   const Batch b = t->sample(3, rng);
   for (int s = 0; s < 3; ++s)
-    for (int k = 0; k + 1 < 32; ++k) CHECK(b.targets[static_cast<std::size_t>(s * 32 + k)] == b.tokens[static_cast<std::size_t>(s * 32 + k + 1)]);
+    for (int k = 0; k + 1 < 32; ++k)
+      CHECK(b.targets[static_cast<std::size_t>(s * 32 + k)] == b.tokens[static_cast<std::size_t>(s * 32 + k + 1)]);
   const std::vector<int> ids = t->encode("the cat");
   std::string back;
   for (int id : ids) back += t->token_text(id);
@@ -136,7 +140,8 @@ TEST_CASE("words: the corpus's 76 words as tokens, each window shifted by one wo
   ag::Rng rng(6);
   const Batch b = t->sample(3, rng);
   for (int s = 0; s < 3; ++s)
-    for (int k = 0; k + 1 < 8; ++k) CHECK(b.targets[static_cast<std::size_t>(s * 8 + k)] == b.tokens[static_cast<std::size_t>(s * 8 + k + 1)]);
+    for (int k = 0; k + 1 < 8; ++k)
+      CHECK(b.targets[static_cast<std::size_t>(s * 8 + k)] == b.tokens[static_cast<std::size_t>(s * 8 + k + 1)]);
   const std::vector<int> ids = t->encode("the cat  chases the dogs .");
   REQUIRE(ids.size() == 6);
   CHECK(t->token_text(ids[1]) == "cat");
@@ -158,7 +163,8 @@ TEST_CASE("lookback and modsum: targets are the stated functions of earlier symb
       const auto at = [&](int k) { return b.tokens[static_cast<std::size_t>(s * 12 + k)]; };
       const int want = t < 4 ? kIgnore : 4 * at(t - 1) + 2 * at(t - 2) + at(t - 4);
       CHECK(b.targets[static_cast<std::size_t>(s * 12 + t)] == want);
-      if (want != kIgnore && !seen[static_cast<std::size_t>(want)]) seen[static_cast<std::size_t>(want)] = true, ++classes_seen;
+      if (want != kIgnore && !seen[static_cast<std::size_t>(want)])
+        seen[static_cast<std::size_t>(want)] = true, ++classes_seen;
     }
   CHECK(classes_seen == 8);
   auto ms = task("modsum", 10);
@@ -199,7 +205,9 @@ TEST_CASE("the same seed gives the same batch; eval batches are fixed", "[tasks]
 }
 
 TEST_CASE("tasks refuse bad names, lengths and texts with a clear message", "[tasks][errors]") {
-  CHECK_THROWS_WITH(task("frob"), "unknown task 'frob'; expected one of copy, reverse, sort, recall, adding, copy-memory, lookback, modsum, lm, words");
+  CHECK_THROWS_WITH(task("frob"),
+                    "unknown task 'frob'; expected one of copy, reverse, sort, recall, adding, copy-memory, lookback, "
+                    "modsum, lm, words");
   CHECK_THROWS_WITH(task("copy", -1), "--len must be positive, got -1");
   CHECK_THROWS_WITH(task("copy", 10000), "--len for copy must be between 1 and 512, got 10000");
   CHECK_THROWS_WITH(task("adding", 1), "--len for adding must be between 2 and 4096, got 1");
@@ -213,7 +221,8 @@ TEST_CASE("tasks refuse bad names, lengths and texts with a clear message", "[ta
   };
   CHECK_THROWS_WITH(make_task({"lm", 8, write("empty.txt", "")}), Catch::EndsWith("is empty"));
   CHECK_THROWS_WITH(make_task({"lm", 8, write("bin.txt", std::string("ab\0cd", 5))}), Catch::Contains("looks binary"));
-  CHECK_THROWS_WITH(make_task({"lm", 8, write("latin1.txt", "caf\xe9 au lait")}), Catch::Contains("is not valid UTF-8"));
+  CHECK_THROWS_WITH(make_task({"lm", 8, write("latin1.txt", "caf\xe9 au lait")}),
+                    Catch::Contains("is not valid UTF-8"));
   CHECK_THROWS_WITH(make_task({"lm", 8, write("short.txt", "hello")}), Catch::Contains("too few for --len 8"));
   auto korean = make_task({"lm", 4, write("ko.txt", std::string(200, ' ') + "개가 사람을 물었다")});
   CHECK(korean->info().vocab == 9);  // a space and the 8 distinct syllables of 개가 사람을 물었다
@@ -239,7 +248,8 @@ TEST_CASE("the shipped eval sets are what make-data writes, and evaluation reads
     REQUIRE(eval.size() == 4);
     CHECK(eval[0].B == 32);
     if (!drawn.targets.empty()) {
-      CHECK(eval[1].targets == std::vector<int>(drawn.targets.begin() + 32 * drawn.T, drawn.targets.begin() + 64 * drawn.T));
+      CHECK(eval[1].targets ==
+            std::vector<int>(drawn.targets.begin() + 32 * drawn.T, drawn.targets.begin() + 64 * drawn.T));
     } else {
       CHECK(eval[1].features[7] == drawn.features[static_cast<std::size_t>(32 * drawn.T * 2 + 7)]);
     }

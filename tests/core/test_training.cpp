@@ -85,7 +85,8 @@ TEST_CASE("a checkpoint round trip gives identical outputs", "[training][checkpo
   CHECK(ck.step == 10);
   CHECK(ck.config.model.kind == "transformer");
   const auto task = tasks::make_task(ck.config.task);
-  const train::EvalResult again = train::evaluate(*ck.model, *task, ck.config.eval_size, ck.config.batch, train::eval_seed(ck.config.seed));
+  const train::EvalResult again =
+      train::evaluate(*ck.model, *task, ck.config.eval_size, ck.config.batch, train::eval_seed(ck.config.seed));
   CHECK(again.loss == r.eval.loss);
   CHECK(*again.token_acc == *r.eval.token_acc);
   // the log has a header and one row per step
@@ -138,7 +139,8 @@ TEST_CASE("a diverging run stops at the step where it went non-finite", "[traini
   c.optim.kind = "sgd";
   c.optim.lr = 1e38;  // the first update leaves weights near 1e37, whose products overflow float32
   c.clip = 0;
-  CHECK_THROWS_WITH(train::run_training(c, {}), Catch::StartsWith("training diverged at step") && Catch::Contains("try a lower --lr"));
+  CHECK_THROWS_WITH(train::run_training(c, {}),
+                    Catch::StartsWith("training diverged at step") && Catch::Contains("try a lower --lr"));
 }
 
 TEST_CASE("loading refuses a missing or foreign run directory", "[checkpoint][errors]") {
@@ -160,7 +162,8 @@ TEST_CASE("two threads give bitwise the same loss curve as one", "[training][thr
   CHECK(one.eval.loss == two.eval.loss);
 }
 
-TEST_CASE("training through the reference ops gives the fast path's loss curve, to float rounding", "[training][reference]") {
+TEST_CASE("training through the reference ops gives the fast path's loss curve, to float rounding",
+          "[training][reference]") {
   for (const char* model : {"transformer", "rnn", "lstm"}) {
     train::TrainConfig c = tiny(model, "copy", 4, 20);
     c.eval_size = 16;

@@ -50,12 +50,14 @@ std::vector<Block> find_blocks(const std::vector<std::string>& lines, const std:
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (lines[i] != "```console") continue;
     if (i + 1 >= lines.size() || lines[i + 1].rfind("$ seqgrad", 0) != 0) {
-      throw std::runtime_error(path + ":" + std::to_string(i + 2) + ": a console block must start with \"$ seqgrad ...\"");
+      throw std::runtime_error(path + ":" + std::to_string(i + 2) +
+                               ": a console block must start with \"$ seqgrad ...\"");
     }
     Block b{i + 1, 0, lines[i + 1].substr(2)};
     std::size_t j = i + 2;
     while (j < lines.size() && lines[j] != "```") ++j;
-    if (j == lines.size()) throw std::runtime_error(path + ":" + std::to_string(i + 1) + ": the console block is never closed");
+    if (j == lines.size())
+      throw std::runtime_error(path + ":" + std::to_string(i + 1) + ": the console block is never closed");
     b.end_line = j;
     blocks.push_back(b);
     i = j;
@@ -65,7 +67,8 @@ std::vector<Block> find_blocks(const std::vector<std::string>& lines, const std:
 
 // stdout of `command` (which starts with "seqgrad"), run by the shell in `dir`.
 std::string run(const std::string& binary, const std::string& command, const std::string& dir) {
-  const std::string line = "cd '" + dir + "' && NO_COLOR=1 '" + binary + "'" + command.substr(std::string("seqgrad").size()) + " 2>/dev/null";
+  const std::string line = "cd '" + dir + "' && NO_COLOR=1 '" + binary + "'" +
+                           command.substr(std::string("seqgrad").size()) + " 2>/dev/null";
   FILE* pipe = popen(line.c_str(), "r");
   if (!pipe) throw std::runtime_error("cannot run " + command);
   std::string out;
@@ -73,7 +76,8 @@ std::string run(const std::string& binary, const std::string& command, const std
   for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
   const int status = pclose(pipe);  // a lab that does not hold exits 1, and the guide shows it saying so
   while (!out.empty() && out.back() == '\n') out.pop_back();
-  if (out.empty()) throw std::runtime_error("`" + command + "` printed nothing (exit status " + std::to_string(status) + ")");
+  if (out.empty())
+    throw std::runtime_error("`" + command + "` printed nothing (exit status " + std::to_string(status) + ")");
   return out;
 }
 
@@ -134,7 +138,8 @@ int main(int argc, char** argv) {
         auto [it, fresh] = outputs.try_emplace(b.command);
         if (fresh) it->second = run(binary, b.command, scratch);
         const std::vector<std::string> now = split(it->second);
-        const std::vector<std::string> shown(lines.begin() + static_cast<long>(b.first_line) + 1, lines.begin() + static_cast<long>(b.end_line));
+        const std::vector<std::string> shown(lines.begin() + static_cast<long>(b.first_line) + 1,
+                                             lines.begin() + static_cast<long>(b.end_line));
         ++checked;
         std::size_t k = 0;
         auto same = [&](const std::string& a, const std::string& b) {
@@ -143,8 +148,8 @@ int main(int argc, char** argv) {
         while (k < now.size() && k < shown.size() && same(now[k], shown[k])) ++k;
         bool differs = k < now.size() || k < shown.size();
         if (&b == &blocks.front() && b.command == "seqgrad --version" && differs && !update) {
-          std::cerr << path << ": written with " << (shown.empty() ? "(nothing)" : shown[0]) << ", checked with " << it->second
-                    << ": numbers are compared as '#'\n";
+          std::cerr << path << ": written with " << (shown.empty() ? "(nothing)" : shown[0]) << ", checked with "
+                    << it->second << ": numbers are compared as '#'\n";
           other_build = true;
           differs = false;
         }
@@ -156,7 +161,8 @@ int main(int argc, char** argv) {
                       << "  the command prints: " << (k < now.size() ? now[k] : "(nothing more)") << "\n";
           }
         }
-        rewritten.insert(rewritten.end(), lines.begin() + static_cast<long>(copied), lines.begin() + static_cast<long>(b.first_line) + 1);
+        rewritten.insert(rewritten.end(), lines.begin() + static_cast<long>(copied),
+                         lines.begin() + static_cast<long>(b.first_line) + 1);
         // A block that differs only in its times keeps them, so that `make docs` changes nothing needlessly.
         const std::vector<std::string>& keep = differs ? now : shown;
         rewritten.insert(rewritten.end(), keep.begin(), keep.end());

@@ -100,7 +100,8 @@ TEST_CASE("intermediate gradients are freed after backward unless retained", "[b
   CHECK(w.grad().size() == 2);
 }
 
-TEST_CASE("the next step's nodes take the buffers of the last step's, size for size; unused ones are freed", "[backward][buffers]") {
+TEST_CASE("the next step's nodes take the buffers of the last step's, size for size; unused ones are freed",
+          "[backward][buffers]") {
   ag::release_buffers();
   CHECK(ag::pooled_bytes() == 0);
   Tensor w = param({64, 64}, std::vector<ag::Scalar>(64 * 64, 0.5));
@@ -130,7 +131,8 @@ TEST_CASE("the next step's nodes take the buffers of the last step's, size for s
   CHECK(ag::pooled_bytes() == 0);  // three: gone
 }
 
-TEST_CASE("the first contribution to a gradient may be written, the rest are added, in any order of ops", "[backward][buffers]") {
+TEST_CASE("the first contribution to a gradient may be written, the rest are added, in any order of ops",
+          "[backward][buffers]") {
   // x reaches the loss through ops that write their contribution (linear, add,
   // attention) and ops that add it (relu's, slice's): whichever comes first, dx
   // is the sum of all. With poisoned buffers, a wrong write would show as NaN.
@@ -140,7 +142,8 @@ TEST_CASE("the first contribution to a gradient may be written, the rest are add
   for (auto& v : ws) v = static_cast<ag::Scalar>(rng.normal() * 0.3);
   auto f = [](const std::vector<Tensor>& in) {
     Tensor y = ag::relu(in[0]) + in[0] * 2;
-    Tensor z = ag::linear(y, in[1], Tensor()) + ag::attention(in[0], in[0], in[0], 2, true, 0.25);  // one x, three roles
+    Tensor z =
+        ag::linear(y, in[1], Tensor()) + ag::attention(in[0], in[0], in[0], 2, true, 0.25);  // one x, three roles
     return ag::sum(z * z) + ag::sum(ag::slice(in[0], 1, 3, 9) * 3);
   };
   auto grads = [&](bool poison) {
@@ -234,7 +237,8 @@ TEST_CASE("a 10,000-step chain runs backward without recursion", "[backward][lon
   const double an = std::pow(static_cast<double>(static_cast<ag::Scalar>(a_value)), n);
   const Approx loose = Approx(an).epsilon(std::is_same_v<ag::Scalar, float> ? 1e-3 : 1e-10);
   CHECK(x.grad()[0] == loose);
-  CHECK(a.grad()[0] == Approx(n * 0.7 * an / static_cast<ag::Scalar>(a_value)).epsilon(std::is_same_v<ag::Scalar, float> ? 1e-3 : 1e-10));
+  CHECK(a.grad()[0] == Approx(n * 0.7 * an / static_cast<ag::Scalar>(a_value))
+                           .epsilon(std::is_same_v<ag::Scalar, float> ? 1e-3 : 1e-10));
   y = Tensor();  // dropping the only handle frees the chain iteratively
   CHECK(x.numel() == 1);
 }

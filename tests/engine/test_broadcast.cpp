@@ -38,8 +38,9 @@ TEST_CASE("a 0-d tensor broadcasts over anything", "[broadcast]") {
 
 TEST_CASE("shapes that are not trailing parts of each other are refused", "[broadcast][errors]") {
   Tensor a({2, 3}, std::vector<ag::Scalar>(6, 1));
-  CHECK_THROWS_WITH(a + Tensor({3, 2}, std::vector<ag::Scalar>(6, 1)),
-                    "add: shapes (2, 3) and (3, 2) cannot be broadcast: one must equal the trailing dimensions of the other");
+  CHECK_THROWS_WITH(
+      a + Tensor({3, 2}, std::vector<ag::Scalar>(6, 1)),
+      "add: shapes (2, 3) and (3, 2) cannot be broadcast: one must equal the trailing dimensions of the other");
   // No NumPy-style size-1 stretching: (2, 1) is not a trailing part of (2, 3).
   CHECK_THROWS_AS(a * Tensor({2, 1}, {1, 1}), ag::ShapeError);
   CHECK_THROWS_WITH(a - Tensor({2}, {1, 1}), Catch::StartsWith("sub: shapes (2, 3) and (2)"));

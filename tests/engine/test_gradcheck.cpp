@@ -32,7 +32,8 @@ TEST_CASE("every op's reference path matches central differences too", "[gradche
   CHECK(report.passed());
 }
 
-TEST_CASE("every op passes with its unspecified buffers filled with NaN: none reads what it did not write", "[gradcheck][buffers]") {
+TEST_CASE("every op passes with its unspecified buffers filled with NaN: none reads what it did not write",
+          "[gradcheck][buffers]") {
   ag::poison_buffers(true);
   const ag::OpCheckReport report = ag::check_all_ops(0);
   ag::poison_buffers(false);
@@ -60,7 +61,8 @@ Tensor wrong_tanh(const Tensor& x, double error) {
   for (std::size_t i = 0; i < x.numel(); ++i) out.data()[i] = std::tanh(x.data()[i]);
   out.set_backward([xn = x.node(), on = out.node(), error] {
     ag::Scalar* dx = ag::grad_into(*xn);
-    for (std::size_t i = 0; i < xn->data.size(); ++i) dx[i] = (1 + error) * (1 - on->data[i] * on->data[i]) * on->grad[i];
+    for (std::size_t i = 0; i < xn->data.size(); ++i)
+      dx[i] = (1 + error) * (1 - on->data[i] * on->data[i]) * on->grad[i];
   });
   return out;
 }
@@ -68,10 +70,12 @@ Tensor wrong_tanh(const Tensor& x, double error) {
 
 TEST_CASE("gradcheck catches a backward that is wrong by one part in 10^4", "[gradcheck]") {
   Tensor x({2, 3}, {0.1, -0.4, 0.7, 1.2, -1.1, 0.3}, true);
-  const ag::GradcheckResult bad = ag::gradcheck([](const std::vector<Tensor>& in) { return wrong_tanh(in[0], 1e-4); }, {x});
+  const ag::GradcheckResult bad =
+      ag::gradcheck([](const std::vector<Tensor>& in) { return wrong_tanh(in[0], 1e-4); }, {x});
   CHECK_FALSE(bad.passed);
   CHECK(bad.max_rel_error > 1e-5);
-  const ag::GradcheckResult good = ag::gradcheck([](const std::vector<Tensor>& in) { return wrong_tanh(in[0], 0); }, {x});
+  const ag::GradcheckResult good =
+      ag::gradcheck([](const std::vector<Tensor>& in) { return wrong_tanh(in[0], 0); }, {x});
   CHECK(good.passed);
   CHECK(good.checked == 6);
   CHECK(good.max_rel_error < 1e-8);

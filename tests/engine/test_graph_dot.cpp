@@ -14,5 +14,5 @@ TEST_CASE("the DOT export has a box per node and an arrow per input", "[dot]") {
   CHECK(dot.find("label=\"squares\"") != std::string::npos);
   CHECK(dot.find("loss = sum") != std::string::npos);
   CHECK(dot.find("w = leaf | (2) | value norm 5 | grad norm 10") != std::string::npos);  // |w| = 5, |2w| = 10
-  CHECK(std::count(dot.begin(), dot.end(), '>') == 3);  // w -> mul twice, mul -> sum
+  CHECK(std::count(dot.begin(), dot.end(), '>') == 3);                                   // w -> mul twice, mul -> sum
 }

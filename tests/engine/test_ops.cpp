@@ -84,8 +84,10 @@ TEST_CASE("matmul agrees with a naive triple loop at odd sizes", "[ops][matmul]"
     for (int i = 0; i < M; ++i) {
       for (int j = 0; j < N; ++j) {
         double want = 0;
-        for (int k = 0; k < K; ++k) want += double(av[static_cast<std::size_t>(i * K + k)]) * bv[static_cast<std::size_t>(k * N + j)];
-        CHECK(c.data()[static_cast<std::size_t>(i * N + j)] == Approx(want).margin(std::is_same_v<ag::Scalar, float> ? 1e-4 : 1e-12));
+        for (int k = 0; k < K; ++k)
+          want += double(av[static_cast<std::size_t>(i * K + k)]) * bv[static_cast<std::size_t>(k * N + j)];
+        CHECK(c.data()[static_cast<std::size_t>(i * N + j)] ==
+              Approx(want).margin(std::is_same_v<ag::Scalar, float> ? 1e-4 : 1e-12));
       }
     }
   }
@@ -127,7 +129,8 @@ TEST_CASE("softmax rows sum to one and survive huge scores", "[ops][nn]") {
   const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
   check_values(y.data(), {std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z, 1 / 3.0, 1 / 3.0, 1 / 3.0});
   Tensor ly = ag::log_softmax(x);
-  check_values(ly.data(), {1 - std::log(z), 2 - std::log(z), 3 - std::log(z), -std::log(3.0), -std::log(3.0), -std::log(3.0)});
+  check_values(ly.data(),
+               {1 - std::log(z), 2 - std::log(z), 3 - std::log(z), -std::log(3.0), -std::log(3.0), -std::log(3.0)});
 }
 
 TEST_CASE("softmax of every row width from 1 to 40: the exact values, a -inf weighs exactly 0", "[ops][nn]") {
@@ -141,12 +144,14 @@ TEST_CASE("softmax of every row width from 1 to 40: the exact values, a -inf wei
     for (const auto v : x) z += std::exp(double(v) - mx);
     const std::vector<ag::Scalar> y = ag::softmax(Tensor({V}, x)).data();
     INFO("width " << V);
-    for (int j = 0; j < V; ++j) CHECK(y[static_cast<std::size_t>(j)] == near(std::exp(double(x[static_cast<std::size_t>(j)]) - mx) / z));
+    for (int j = 0; j < V; ++j)
+      CHECK(y[static_cast<std::size_t>(j)] == near(std::exp(double(x[static_cast<std::size_t>(j)]) - mx) / z));
     if (V > 2) CHECK(y[1] == 0);
   }
 }
 
-TEST_CASE("eight causal softmax rows at once: the bits of softmax_row, row by row, and zeros after each row's own key", "[ops][nn]") {
+TEST_CASE("eight causal softmax rows at once: the bits of softmax_row, row by row, and zeros after each row's own key",
+          "[ops][nn]") {
   // Attention's rows i .. i + 7 see keys [0, i + r]: for rows 0-6 the diagonal group of keys is
   // their ragged end, for row 7 a whole group, summed in a different place; both must match.
   ag::Rng rng(31);
@@ -159,7 +164,8 @@ TEST_CASE("eight causal softmax rows at once: the bits of softmax_row, row by ro
     ag::detail::softmax_causal_rows8(x.data(), fast.data(), ld, i, ag::Scalar(0.25));
     for (std::size_t r = 0; r < 8; ++r) {
       ag::detail::softmax_row(x.data() + r * ld, by_row.data() + r * ld, i + r + 1, ag::Scalar(0.25));
-      std::fill(by_row.begin() + static_cast<long>(r * ld + i + r + 1), by_row.begin() + static_cast<long>(r * ld + i + 8), ag::Scalar(0));
+      std::fill(by_row.begin() + static_cast<long>(r * ld + i + r + 1),
+                by_row.begin() + static_cast<long>(r * ld + i + 8), ag::Scalar(0));
     }
     INFO("rows from " << i);
     CHECK(fast == by_row);  // and nothing written after i + 8 (still 7)
@@ -175,18 +181,20 @@ TEST_CASE("layer norm eight rows at a time: the bits of one row at a time, forwa
     for (auto* v : {&x, &g, &gamma, &beta})
       for (auto& e : *v) e = static_cast<ag::Scalar>(rng.normal() * 2 + 0.5);
     std::vector<ag::Scalar> y(rows * C), mean(rows), rstd(rows), y1(rows * C), mean1(rows), rstd1(rows);
-    ag::detail::layer_norm_rows(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), rows, C, ag::Scalar(1e-5));
+    ag::detail::layer_norm_rows(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), rows, C,
+                                ag::Scalar(1e-5));
     for (std::size_t r = 0; r < rows; ++r)
-      ag::detail::layer_norm_rows(x.data() + r * C, gamma.data(), beta.data(), y1.data() + r * C, &mean1[r], &rstd1[r], 1, C, ag::Scalar(1e-5));
+      ag::detail::layer_norm_rows(x.data() + r * C, gamma.data(), beta.data(), y1.data() + r * C, &mean1[r], &rstd1[r],
+                                  1, C, ag::Scalar(1e-5));
     INFO("C = " << C);
     CHECK(y == y1);
     CHECK(rstd == rstd1);
     std::vector<ag::Scalar> dgamma(C, 1), dbeta(C, 1), dx(rows * C, 3), dgamma1(C, 1), dbeta1(C, 1), dx1(rows * C, 3);
-    ag::detail::layer_norm_backward_rows(x.data(), g.data(), gamma.data(), mean.data(), rstd.data(), dgamma.data(), dbeta.data(), dx.data(), false,
-                                         rows, C);
+    ag::detail::layer_norm_backward_rows(x.data(), g.data(), gamma.data(), mean.data(), rstd.data(), dgamma.data(),
+                                         dbeta.data(), dx.data(), false, rows, C);
     for (std::size_t r = 0; r < rows; ++r)
-      ag::detail::layer_norm_backward_rows(x.data() + r * C, g.data() + r * C, gamma.data(), &mean[r], &rstd[r], dgamma1.data(), dbeta1.data(),
-                                           dx1.data() + r * C, false, 1, C);
+      ag::detail::layer_norm_backward_rows(x.data() + r * C, g.data() + r * C, gamma.data(), &mean[r], &rstd[r],
+                                           dgamma1.data(), dbeta1.data(), dx1.data() + r * C, false, 1, C);
     CHECK(dx == dx1);
     CHECK(dgamma == dgamma1);  // the rows added one after the other in both
     CHECK(dbeta == dbeta1);
@@ -297,12 +305,14 @@ TEST_CASE("rotary encoding rotates pairs by position; dot products depend on dis
     std::copy(k.begin(), k.end(), ks.begin() + j * 8);
     Tensor rq = ag::rotary(Tensor({T, 8}, qs)), rk = ag::rotary(Tensor({T, 8}, ks));
     double dot = 0;
-    for (int c = 0; c < 8; ++c) dot += double(rq.data()[static_cast<std::size_t>(i * 8 + c)]) * rk.data()[static_cast<std::size_t>(j * 8 + c)];
+    for (int c = 0; c < 8; ++c)
+      dot += double(rq.data()[static_cast<std::size_t>(i * 8 + c)]) * rk.data()[static_cast<std::size_t>(j * 8 + c)];
     return dot;
   };
   CHECK(rotated_dot(0, 3) == Approx(rotated_dot(5, 8)).epsilon(1e-4));
   CHECK(rotated_dot(2, 2) == Approx(rotated_dot(7, 7)).epsilon(1e-4));
-  CHECK_THROWS_WITH(ag::rotary(Tensor({2, 3}, std::vector<ag::Scalar>(6, 1))), "rotary: needs shape (..., T, D) with D even, got (2, 3)");
+  CHECK_THROWS_WITH(ag::rotary(Tensor({2, 3}, std::vector<ag::Scalar>(6, 1))),
+                    "rotary: needs shape (..., T, D) with D even, got (2, 3)");
 }
 
 TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes", "[kernels]") {
@@ -339,13 +349,15 @@ TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes"
 
 TEST_CASE("kernels::transpose: every element in its place, at ragged sizes and out of a wider array", "[kernels]") {
   // 8 x 8 blocks in registers, then the ragged edges one by one: sizes on both sides of the blocks
-  for (auto [rows, cols, ld] : {std::tuple{1, 1, 1}, {8, 8, 8}, {64, 16, 64}, {9, 17, 20}, {16, 7, 7}, {7, 16, 16}, {23, 41, 50}}) {
+  for (auto [rows, cols, ld] :
+       {std::tuple{1, 1, 1}, {8, 8, 8}, {64, 16, 64}, {9, 17, 20}, {16, 7, 7}, {7, 16, 16}, {23, 41, 50}}) {
     std::vector<ag::Scalar> x(static_cast<std::size_t>(rows) * ld), xt(static_cast<std::size_t>(rows) * cols, -1);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<ag::Scalar>(i);
     ag::kernels::transpose(x.data(), ld, xt.data(), rows, cols);
     int wrong = 0;
     for (int r = 0; r < rows; ++r)
-      for (int c = 0; c < cols; ++c) wrong += xt[static_cast<std::size_t>(c) * rows + r] != x[static_cast<std::size_t>(r) * ld + c];
+      for (int c = 0; c < cols; ++c)
+        wrong += xt[static_cast<std::size_t>(c) * rows + r] != x[static_cast<std::size_t>(r) * ld + c];
     INFO(rows << " x " << cols << ", rows " << ld << " apart");
     CHECK(wrong == 0);
   }
@@ -360,9 +372,11 @@ TEST_CASE("the fused FFN equals linear, relu, linear: the same values and gradie
   };
   // 600 rows: three of the backward's blocks of rows, the last one ragged, and ragged against every
   // tile height; F = 40 and N = 24: ragged against the panel widths
-  const auto xs = random({2, 300, 16}), w1s = random({16, 40}), b1s = random({40}), w2s = random({40, 24}), b2s = random({24});
+  const auto xs = random({2, 300, 16}), w1s = random({16, 40}), b1s = random({40}), w2s = random({40, 24}),
+             b2s = random({24});
   auto run = [&](bool fused) {
-    Tensor x({2, 300, 16}, xs, true), w1({16, 40}, w1s, true), b1({40}, b1s, true), w2({40, 24}, w2s, true), b2({24}, b2s, true);
+    Tensor x({2, 300, 16}, xs, true), w1({16, 40}, w1s, true), b1({40}, b1s, true), w2({40, 24}, w2s, true),
+        b2({24}, b2s, true);
     Tensor y = fused ? ag::feed_forward(x, w1, b1, w2, b2) : ag::linear(ag::relu(ag::linear(x, w1, b1)), w2, b2);
     ag::sum(y * y).backward();
     return std::vector<std::vector<ag::Scalar>>{y.data(), x.grad(), w1.grad(), b1.grad(), w2.grad(), b2.grad()};
@@ -373,7 +387,8 @@ TEST_CASE("the fused FFN equals linear, relu, linear: the same values and gradie
     CHECK(fused[i] == plain[i]);
   }
   // dw1 sums over the rows block by block (partial sums added), so only its rounding may differ.
-  const double tol = std::is_same_v<ag::Scalar, float> ? 1e-4 : 1e-12;  // float: 600 terms of rounding, not a wrong block
+  const double tol =
+      std::is_same_v<ag::Scalar, float> ? 1e-4 : 1e-12;  // float: 600 terms of rounding, not a wrong block
   double worst = 0;
   for (std::size_t k = 0; k < fused[2].size(); ++k)
     worst = std::max(worst, std::abs(double(fused[2][k]) - plain[2][k]) / std::max(1.0, std::abs(double(plain[2][k]))));
@@ -383,11 +398,13 @@ TEST_CASE("the fused FFN equals linear, relu, linear: the same values and gradie
   const auto cut = std::count_if(pre.data().begin(), pre.data().end(), [](ag::Scalar v) { return v <= 0; });
   CHECK(cut > 100);
   CHECK(cut < static_cast<long>(pre.numel()) - 100);
-  CHECK_THROWS_WITH(ag::feed_forward(Tensor({2, 3}, random({2, 3})), Tensor({4, 5}, random({4, 5})), Tensor(), Tensor({5, 2}, random({5, 2})), Tensor()),
+  CHECK_THROWS_WITH(ag::feed_forward(Tensor({2, 3}, random({2, 3})), Tensor({4, 5}, random({4, 5})), Tensor(),
+                                     Tensor({5, 2}, random({5, 2})), Tensor()),
                     "feed_forward: shapes (2, 3) and (4, 5) do not match: need x (..., C) and w1 (C, F)");
 }
 
-TEST_CASE("fused attention equals the head-by-head composition of plain ops, values and gradients", "[ops][attention]") {
+TEST_CASE("fused attention equals the head-by-head composition of plain ops, values and gradients",
+          "[ops][attention]") {
   ag::Rng rng(12);
   auto random = [&](ag::Shape s) {
     std::vector<ag::Scalar> v(ag::numel(s));
@@ -403,7 +420,9 @@ TEST_CASE("fused attention equals the head-by-head composition of plain ops, val
     auto composed = [&](const Tensor& qq, const Tensor& kk, const Tensor& vv, std::vector<Tensor>& weights) {
       std::vector<Tensor> heads;
       for (int h = 0; h < H; ++h) {
-        Tensor s = ag::matmul(ag::slice(qq, -1, h * D, (h + 1) * D), ag::transpose(ag::slice(kk, -1, h * D, (h + 1) * D))) * scale;
+        Tensor s =
+            ag::matmul(ag::slice(qq, -1, h * D, (h + 1) * D), ag::transpose(ag::slice(kk, -1, h * D, (h + 1) * D))) *
+            scale;
         if (causal) s = ag::masked_fill(s, ag::causal_mask(T), {T, T}, -1e9);
         weights.push_back(ag::softmax(s));
         heads.push_back(ag::matmul(weights.back(), ag::slice(vv, -1, h * D, (h + 1) * D)));
@@ -428,20 +447,24 @@ TEST_CASE("fused attention equals the head-by-head composition of plain ops, val
     }
     // head 1 of sequence 0, query 3: the weights are the composed softmax's
     for (int j = 0; j < T; ++j) {
-      CHECK(weights.data()[static_cast<std::size_t>(((0 * H + 1) * T + 3) * T + j)] == Approx(plain_weights[1].data()[static_cast<std::size_t>(3 * T + j)]).margin(1e-6));
+      CHECK(weights.data()[static_cast<std::size_t>(((0 * H + 1) * T + 3) * T + j)] ==
+            Approx(plain_weights[1].data()[static_cast<std::size_t>(3 * T + j)]).margin(1e-6));
     }
   }
-  CHECK_THROWS_WITH(ag::attention(Tensor::zeros({1, 2, 6}), Tensor::zeros({1, 2, 6}), Tensor::zeros({1, 2, 6}), 4, true, 1),
-                    "attention: 4 heads do not divide the width 6");
+  CHECK_THROWS_WITH(
+      ag::attention(Tensor::zeros({1, 2, 6}), Tensor::zeros({1, 2, 6}), Tensor::zeros({1, 2, 6}), 4, true, 1),
+      "attention: 4 heads do not divide the width 6");
 }
 
-TEST_CASE("fast exp and tanh: within 1.5e-7 relative of the exact functions, and NaN and the limits kept", "[ops][fastmath]") {
+TEST_CASE("fast exp and tanh: within 1.5e-7 relative of the exact functions, and NaN and the limits kept",
+          "[ops][fastmath]") {
   double worst_exp = 0, worst_tanh = 0;
   int nonpositive_differs = 0;
   for (double x = -87; x <= 88.7; x += 1e-3) {
     const auto f = static_cast<ag::Scalar>(x);
     worst_exp = std::max(worst_exp, std::abs(ag::fast::exp(f) - std::exp(double(f))) / std::exp(double(f)));
-    if (f <= 0 && ag::fast::exp_nonpositive(f) != ag::fast::exp(f)) ++nonpositive_differs;  // the softmax's exp: the same bits
+    if (f <= 0 && ag::fast::exp_nonpositive(f) != ag::fast::exp(f))
+      ++nonpositive_differs;  // the softmax's exp: the same bits
   }
   CHECK(nonpositive_differs == 0);
   for (double x = -20; x <= 20; x += 1e-4) {
@@ -461,7 +484,8 @@ TEST_CASE("fast exp and tanh: within 1.5e-7 relative of the exact functions, and
   CHECK(std::isnan(ag::fast::exp(nan)));
   CHECK(ag::fast::exp_nonpositive(-std::numeric_limits<ag::Scalar>::infinity()) == 0);
   CHECK(ag::fast::exp_nonpositive(ag::Scalar(-1000)) == 0);
-  if constexpr (std::is_same_v<ag::Scalar, float>) CHECK(ag::fast::exp_nonpositive(-87.4f) == 0);  // float32 keeps no normal number there
+  if constexpr (std::is_same_v<ag::Scalar, float>)
+    CHECK(ag::fast::exp_nonpositive(-87.4f) == 0);  // float32 keeps no normal number there
   CHECK(std::isnan(ag::fast::exp_nonpositive(nan)));
   CHECK(std::isnan(ag::fast::tanh(nan)));
   CHECK(std::isnan(ag::fast::sigmoid(nan)));

@@ -97,7 +97,8 @@ TEST_CASE("fast and reference: matmul, shared and batched, at ragged sizes", "[r
   for (const auto& mkn : std::vector<std::vector<int>>{{1, 1, 1}, {3, 5, 7}, {17, 9, 33}, {64, 16, 64}, {5, 70, 3}}) {
     const int M = mkn[0], K = mkn[1], N = mkn[2];
     check_paths("shared " + std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N),
-                [](const std::vector<Tensor>& in) { return ag::matmul(in[0], in[1]); }, {random_tensor({2, M, K}, rng), random_tensor({K, N}, rng)});
+                [](const std::vector<Tensor>& in) { return ag::matmul(in[0], in[1]); },
+                {random_tensor({2, M, K}, rng), random_tensor({K, N}, rng)});
     check_paths("batched", [](const std::vector<Tensor>& in) { return ag::matmul(in[0], in[1]); },
                 {random_tensor({3, M, K}, rng), random_tensor({3, K, N}, rng)});
   }
@@ -112,9 +113,10 @@ TEST_CASE("fast and reference: linear with and without a bias, and the FFN", "[r
     check_paths("linear without bias", [](const std::vector<Tensor>& in) { return ag::linear(in[0], in[1], Tensor()); },
                 {random_tensor({M, K}, rng), random_tensor({K, N}, rng)});
     // M = 300 crosses the FFN's blocks of 256 rows
-    check_paths("feed_forward", [](const std::vector<Tensor>& in) { return ag::feed_forward(in[0], in[1], in[2], in[3], in[4]); },
-                {random_tensor({M, K}, rng), random_tensor({K, 4 * N}, rng), random_tensor({4 * N}, rng), random_tensor({4 * N, K}, rng),
-                 random_tensor({K}, rng)});
+    check_paths("feed_forward",
+                [](const std::vector<Tensor>& in) { return ag::feed_forward(in[0], in[1], in[2], in[3], in[4]); },
+                {random_tensor({M, K}, rng), random_tensor({K, 4 * N}, rng), random_tensor({4 * N}, rng),
+                 random_tensor({4 * N, K}, rng), random_tensor({K}, rng)});
   }
 }
 
@@ -122,10 +124,13 @@ TEST_CASE("fast and reference: softmax, log-softmax and cross-entropy, every wid
   ag::Rng rng(3);
   for (int V = 1; V <= 20; ++V) {
     const std::string width = "V = " + std::to_string(V);
-    check_paths("softmax " + width, [](const std::vector<Tensor>& in) { return ag::softmax(in[0]); }, {random_tensor({5, V}, rng, 4)});
-    check_paths("log_softmax " + width, [](const std::vector<Tensor>& in) { return ag::log_softmax(in[0]); }, {random_tensor({5, V}, rng, 4)});
+    check_paths("softmax " + width, [](const std::vector<Tensor>& in) { return ag::softmax(in[0]); },
+                {random_tensor({5, V}, rng, 4)});
+    check_paths("log_softmax " + width, [](const std::vector<Tensor>& in) { return ag::log_softmax(in[0]); },
+                {random_tensor({5, V}, rng, 4)});
     std::vector<int> targets{0, V - 1, -100, V / 2, 0};  // one row ignored
-    check_paths("cross_entropy " + width, [targets](const std::vector<Tensor>& in) { return ag::cross_entropy(in[0], targets); },
+    check_paths("cross_entropy " + width,
+                [targets](const std::vector<Tensor>& in) { return ag::cross_entropy(in[0], targets); },
                 {random_tensor({5, V}, rng, 4)});
   }
 }
@@ -147,9 +152,12 @@ TEST_CASE("fast and reference: attention, causal or not, at lengths around the 3
     for (int T : {1, 7, 8, 31, 33, 70}) {
       for (int heads : {1, 3}) {
         const int C = 6 * heads;
-        check_paths("attention T = " + std::to_string(T) + ", heads = " + std::to_string(heads) + (causal ? ", causal" : ""),
-                    [heads, causal](const std::vector<Tensor>& in) { return ag::attention(in[0], in[1], in[2], heads, causal, ag::Scalar(0.4)); },
-                    {random_tensor({2, T, C}, rng), random_tensor({2, T, C}, rng), random_tensor({2, T, C}, rng)});
+        check_paths(
+            "attention T = " + std::to_string(T) + ", heads = " + std::to_string(heads) + (causal ? ", causal" : ""),
+            [heads, causal](const std::vector<Tensor>& in) {
+              return ag::attention(in[0], in[1], in[2], heads, causal, ag::Scalar(0.4));
+            },
+            {random_tensor({2, T, C}, rng), random_tensor({2, T, C}, rng), random_tensor({2, T, C}, rng)});
       }
     }
   }
@@ -158,7 +166,8 @@ TEST_CASE("fast and reference: attention, causal or not, at lengths around the 3
 TEST_CASE("fast and reference: attention of one tensor as q, k and v gets the three contributions", "[reference]") {
   ag::Rng rng(6);
   // The engine lands q's, k's and v's contributions in one gradient, in any order.
-  check_paths("self-attention of x, x, x", [](const std::vector<Tensor>& in) { return ag::attention(in[0], in[0], in[0], 2, true, 0.5); },
+  check_paths("self-attention of x, x, x",
+              [](const std::vector<Tensor>& in) { return ag::attention(in[0], in[0], in[0], 2, true, 0.5); },
               {random_tensor({2, 11, 8}, rng)});
 }
 
@@ -166,9 +175,10 @@ TEST_CASE("fast and reference: the fused vanilla RNN over a sequence", "[referen
   ag::Rng rng(7);
   for (const auto& btih : std::vector<std::vector<int>>{{1, 1, 1, 1}, {3, 9, 5, 7}, {4, 20, 16, 12}}) {
     const int B = btih[0], T = btih[1], I = btih[2], H = btih[3];
-    check_paths("rnn_tanh", [](const std::vector<Tensor>& in) { return ag::rnn_tanh(in[0], in[1], in[2], in[3], in[4]); },
-                {random_tensor({B, T, I}, rng), random_tensor({B, H}, rng), random_tensor({I, H}, rng, 0.5), random_tensor({H, H}, rng, 0.5),
-                 random_tensor({H}, rng)});
+    check_paths("rnn_tanh",
+                [](const std::vector<Tensor>& in) { return ag::rnn_tanh(in[0], in[1], in[2], in[3], in[4]); },
+                {random_tensor({B, T, I}, rng), random_tensor({B, H}, rng), random_tensor({I, H}, rng, 0.5),
+                 random_tensor({H, H}, rng, 0.5), random_tensor({H}, rng)});
   }
 }
 
@@ -176,14 +186,18 @@ TEST_CASE("fast and reference: exp, tanh and sigmoid (fast polynomials against t
   ag::Rng rng(8);
   check_paths("exp", [](const std::vector<Tensor>& in) { return ag::exp(in[0]); }, {random_tensor({3, 41}, rng, 5)});
   check_paths("tanh", [](const std::vector<Tensor>& in) { return ag::tanh(in[0]); }, {random_tensor({3, 41}, rng, 5)});
-  check_paths("sigmoid", [](const std::vector<Tensor>& in) { return ag::sigmoid(in[0]); }, {random_tensor({3, 41}, rng, 5)});
+  check_paths("sigmoid", [](const std::vector<Tensor>& in) { return ag::sigmoid(in[0]); },
+              {random_tensor({3, 41}, rng, 5)});
 }
 
 TEST_CASE("the comparison sees a reference that is off by one part in 10^4", "[reference]") {
   ag::Rng rng(9);
   const std::vector<Tensor> in{random_tensor({4, 5}, rng), random_tensor({5, 3}, rng)};
-  const Run good = run(ag::KernelPath::fast, [](const std::vector<Tensor>& x) { return ag::matmul(x[0], x[1]); }, in);
-  const Run bad = run(ag::KernelPath::reference, [](const std::vector<Tensor>& x) { return ag::matmul(x[0], x[1]) * ag::Scalar(1.0001); }, in);
+  const Run good = run(
+      ag::KernelPath::fast, [](const std::vector<Tensor>& x) { return ag::matmul(x[0], x[1]); }, in);
+  const Run bad = run(
+      ag::KernelPath::reference,
+      [](const std::vector<Tensor>& x) { return ag::matmul(x[0], x[1]) * ag::Scalar(1.0001); }, in);
   CHECK(rel_diff(good.out, bad.out) > 5e-5);
   CHECK(rel_diff(good.grads[0], bad.grads[0]) > 5e-5);
 }

@@ -10,7 +10,9 @@ namespace test {
 
 // Close enough for the scalar type being tested: float32 keeps about 7 digits.
 inline Approx near(double v) {
-  return Approx(v).epsilon(std::is_same_v<ag::Scalar, float> ? 1e-5 : 1e-12).margin(std::is_same_v<ag::Scalar, float> ? 1e-6 : 1e-14);
+  return Approx(v)
+      .epsilon(std::is_same_v<ag::Scalar, float> ? 1e-5 : 1e-12)
+      .margin(std::is_same_v<ag::Scalar, float> ? 1e-6 : 1e-14);
 }
 
 inline void check_values(const std::vector<ag::Scalar>& got, const std::vector<double>& want) {
@@ -21,6 +23,8 @@ inline void check_values(const std::vector<ag::Scalar>& got, const std::vector<d
   }
 }
 
-inline ag::Tensor param(ag::Shape shape, std::vector<ag::Scalar> data) { return ag::Tensor(std::move(shape), std::move(data), true); }
+inline ag::Tensor param(ag::Shape shape, std::vector<ag::Scalar> data) {
+  return ag::Tensor(std::move(shape), std::move(data), true);
+}
 
 }  // namespace test
