@@ -87,6 +87,12 @@ std::vector<Workload> standard_workloads() {
           {"transformer-long", base("transformer", 512), 4, 512}};
 }
 
+std::vector<std::string> workload_names() {
+  std::vector<std::string> names;
+  for (const Workload& w : standard_workloads()) names.push_back(w.name);
+  return names;
+}
+
 Workload find_workload(const std::string& name) {
   for (const Workload& w : standard_workloads())
     if (w.name == name) return w;

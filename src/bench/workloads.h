@@ -17,6 +17,7 @@ struct Workload {
 };
 
 std::vector<Workload> standard_workloads();       // rnn, transformer, transformer-long
+std::vector<std::string> workload_names();        // their names, in that order
 Workload find_workload(const std::string& name);  // throws std::invalid_argument naming the choices
 
 struct BenchResult {

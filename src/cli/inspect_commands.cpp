@@ -21,8 +21,6 @@ namespace seqgrad::cli {
 
 namespace {
 
-const std::vector<std::string> kModels{"rnn", "lstm", "gru", "transformer"};
-
 // "rnn,lstm" -> {"rnn", "lstm"}
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
@@ -32,13 +30,19 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+std::string comma_list(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text;
+}
+
 const CLI::Validator kModelList(
     [](const std::string& s) {
       const auto items = split_list(s);
       if (items.empty()) return std::string("name at least one model");
       for (const auto& m : items)
-        if (std::find(kModels.begin(), kModels.end(), m) == kModels.end())
-          return "unknown model '" + m + "'; expected a comma-separated list of rnn, lstm, gru, transformer";
+        if (std::find(nn::choices::kinds.begin(), nn::choices::kinds.end(), m) == nn::choices::kinds.end())
+          return "unknown model '" + m + "'; expected a comma-separated list of " + comma_list(nn::choices::kinds);
       return std::string();
     },
     "MODELS");
@@ -47,20 +51,6 @@ void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out.flush()) throw std::runtime_error("cannot write " + path);
-}
-
-// A fresh model of `kind` for a task, with the defaults `seqgrad train` uses.
-train::TrainConfig fresh_config(const std::string& kind, const tasks::TaskOptions& task_options, int d_model,
-                                const std::string& init, std::uint64_t seed) {
-  train::TrainConfig c;
-  c.model.kind = kind;
-  c.model.d_model = d_model;
-  c.model.layers = nn::default_layers(kind);
-  c.model.init = init;
-  c.task = task_options;
-  c.seed = seed;
-  c.schedule = train::default_schedule(kind, 0);
-  return c;
 }
 
 struct GradsArgs {
@@ -84,8 +74,8 @@ int run_grads(const GradsArgs& a) {
       c = ck.config;
       model = std::move(ck.model);
     } else {
-      c = fresh_config(kind, a.task, a.d_model, a.init, a.seed);
-      c.steps = a.steps;
+      c = train::fresh_config(kind, a.task, a.d_model, a.steps, a.seed);
+      c.model.init = a.init;
       c.batch = a.batch;
     }
     const auto task = tasks::make_task(c.task);
@@ -323,7 +313,7 @@ int run_compare_command(CompareArgs a) {
 }
 
 struct BenchArgs {
-  std::vector<std::string> workloads{"rnn", "transformer", "transformer-long"};
+  std::vector<std::string> workloads = bench::workload_names();
   int steps = 20, threads = 1, sweep_max = 1024, rounds = 1;
   std::string sweep, reference, python = "/usr/bin/python3";
   bool json = false;
@@ -467,7 +457,7 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
       ->check(CLI::Range(2, 4096))
       ->capture_default_str();
   grads->add_option("--init", g->init, "recurrent weight init of fresh models")
-      ->check(CLI::IsMember({"uniform", "xavier", "orthogonal", "identity"}))
+      ->check(CLI::IsMember(nn::choices::recurrent_inits))
       ->capture_default_str();
   grads->add_option("--seed", g->seed, "seed")->check(kSeed)->capture_default_str();
   grads->add_option("--every", g->every, "train --steps steps, recording the profile every K steps (a heatmap)")
@@ -525,8 +515,8 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   auto b = std::make_shared<BenchArgs>();
   auto* bench =
       app.add_subcommand("bench", "time the standard workloads: ms per training step, tokens/s, FLOPs, memory");
-  bench->add_option("--workload", b->workloads, "rnn, transformer, transformer-long (repeatable)")
-      ->check(CLI::IsMember({"rnn", "transformer", "transformer-long"}))
+  bench->add_option("--workload", b->workloads, comma_list(bench::workload_names()) + " (repeatable)")
+      ->check(CLI::IsMember(bench::workload_names()))
       ->capture_default_str();
   bench->add_option("--steps", b->steps, "timed steps per workload (after 3 warm-up steps)")
       ->check(CLI::Range(1, 100000))

@@ -145,10 +145,10 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   train::TrainConfig& c = a->config;
   c.task.name = "copy";
   auto* t = app.add_subcommand("train", "train a model on a toy task, with a progress bar, a CSV log and a checkpoint");
-  t->add_option("--model", c.model.kind, "rnn, lstm, gru or transformer")
-      ->check(CLI::IsMember({"rnn", "lstm", "gru", "transformer"}))
+  t->add_option("--model", c.model.kind, nn::choices::one_of_text(nn::choices::kinds))
+      ->check(CLI::IsMember(nn::choices::kinds))
       ->capture_default_str();
-  t->add_option("--task", c.task.name, "copy, reverse, sort, recall, adding, copy-memory or lm")
+  t->add_option("--task", c.task.name, nn::choices::one_of_text(tasks::task_names()))
       ->check(CLI::IsMember(tasks::task_names()))
       ->capture_default_str();
   t->add_option("--len", c.task.len, "the task's length (0: the task's default)")
@@ -165,26 +165,26 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       ->capture_default_str();
   t->add_flag("--no-ffn", a->no_ffn, "leave the feed-forward network out of every block");
   t->add_option("--activation", c.model.activation, "FFN activation")
-      ->check(CLI::IsMember({"relu", "gelu"}))
+      ->check(CLI::IsMember(nn::choices::activations))
       ->capture_default_str();
   t->add_option("--pos", c.model.pos, "positional encoding")
-      ->check(CLI::IsMember({"none", "sinusoidal", "learned", "rope"}))
+      ->check(CLI::IsMember(nn::choices::positional_encodings))
       ->capture_default_str();
   t->add_flag("--pre-ln", c.model.pre_ln, "LayerNorm before each sublayer instead of after (post-LN, the paper's)");
   t->add_flag("--no-causal", a->no_causal, "let every position see the whole sequence");
   t->add_flag("--no-scale", a->no_scale, "do not divide attention scores by sqrt(d_k)");
   t->add_option("--init", c.model.init, "recurrent weight init")
-      ->check(CLI::IsMember({"uniform", "xavier", "orthogonal", "identity"}))
+      ->check(CLI::IsMember(nn::choices::recurrent_inits))
       ->capture_default_str();
   t->add_option("--embed-init", c.model.embed_init,
                 "embedding init (auto: normal for recurrent, xavier for Transformer)")
-      ->check(CLI::IsMember({"auto", "uniform", "xavier", "orthogonal", "normal"}))
+      ->check(CLI::IsMember(nn::choices::embed_inits))
       ->capture_default_str();
   t->add_option("--dropout", c.model.dropout, "dropout probability")
       ->check(CLI::Range(0.0, 0.95))
       ->capture_default_str();
-  t->add_option("--optimizer", c.optim.kind, "sgd, adam or adamw")
-      ->check(CLI::IsMember({"sgd", "adam", "adamw"}))
+  t->add_option("--optimizer", c.optim.kind, nn::choices::one_of_text(nn::choices::optimizers))
+      ->check(CLI::IsMember(nn::choices::optimizers))
       ->capture_default_str();
   t->add_option("--lr", c.optim.lr, "peak learning rate")->check(kFinitePositive)->capture_default_str();
   t->add_option("--momentum", c.optim.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))->capture_default_str();
@@ -194,9 +194,10 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   t->add_option("--clip", c.clip, "max global gradient norm (0: off)")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
-  t->add_option("--schedule", a->schedule,
-                "constant, warmup-rsqrt or cosine (default: cosine for a Transformer, constant otherwise)")
-      ->check(CLI::IsMember({"constant", "warmup-rsqrt", "cosine"}));
+  t->add_option(
+       "--schedule", a->schedule,
+       nn::choices::one_of_text(nn::choices::schedules) + " (default: cosine for a Transformer, constant otherwise)")
+      ->check(CLI::IsMember(nn::choices::schedules));
   c.schedule.warmup = 100;
   t->add_option("--warmup", c.schedule.warmup, "warmup steps")->check(CLI::Range(0, 1000000))->capture_default_str();
   t->add_option("--steps", c.steps, "training steps")->check(CLI::Range(0, 100000000))->capture_default_str();

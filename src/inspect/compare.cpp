@@ -1,5 +1,6 @@
 #include "src/inspect/compare.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "autograd/kernels.h"
@@ -10,8 +11,9 @@ namespace seqgrad::inspect {
 void CompareConfig::validate() const {
   if (models.empty()) throw std::invalid_argument("--models names no model");
   for (const auto& m : models) {
-    if (m != "rnn" && m != "lstm" && m != "gru" && m != "transformer") {
-      throw std::invalid_argument("unknown model '" + m + "' in --models; expected rnn, lstm, gru or transformer");
+    if (std::find(nn::choices::kinds.begin(), nn::choices::kinds.end(), m) == nn::choices::kinds.end()) {
+      throw std::invalid_argument("unknown model '" + m + "' in --models; expected " +
+                                  nn::choices::one_of_text(nn::choices::kinds));
     }
   }
   if (steps < 1) throw std::invalid_argument("--steps must be positive, got " + std::to_string(steps));
@@ -24,16 +26,9 @@ void CompareConfig::validate() const {
 namespace {
 
 train::TrainConfig contender_config(const CompareConfig& c, const std::string& model) {
-  train::TrainConfig t;
-  t.model.kind = model;
-  t.model.d_model = c.d_model;
-  t.model.layers = nn::default_layers(model);
-  t.task = c.task;
-  t.steps = c.steps;
+  train::TrainConfig t = train::fresh_config(model, c.task, c.d_model, c.steps, c.seed);
   t.batch = c.batch;
-  t.seed = c.seed;
   t.eval_size = c.eval_size;
-  t.schedule = train::default_schedule(model, c.steps);
   return t;
 }
 

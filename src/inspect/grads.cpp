@@ -54,20 +54,15 @@ GradProfile gradient_profile(const nn::SequenceModel& model, const tasks::Task& 
   out.inputs.retain_grad();
   for (auto& layer : out.hidden)
     for (auto& h : layer) h.retain_grad();
-  ag::Tensor last = ag::select(out.logits, 1, T - 1);  // (B, out_dim): the output at the final position
-  ag::Tensor loss;
-  if (info.regression) {
-    std::vector<ag::Scalar> values(batch.values.begin(), batch.values.end());
-    loss = ag::mse(ag::reshape(last, {B}), ag::Tensor({B}, std::move(values)));
-  } else {
-    std::vector<int> targets(static_cast<std::size_t>(B));
-    for (int b = 0; b < B; ++b)
-      targets[static_cast<std::size_t>(b)] = batch.targets[static_cast<std::size_t>(b * T + T - 1)];
-    if (std::all_of(targets.begin(), targets.end(), [](int t) { return t == tasks::kIgnore; })) {
-      throw std::invalid_argument("the " + info.name + " task scores no final position to take the loss at");
-    }
-    loss = ag::cross_entropy(last, targets, tasks::kIgnore);
+  ag::Tensor last = ag::select(out.logits, 1, T - 1);     // (B, out_dim): the output at the final position
+  std::vector<int> targets(static_cast<std::size_t>(B));  // the target at the final position of each sequence
+  for (int b = 0; b < B; ++b)
+    targets[static_cast<std::size_t>(b)] =
+        batch.targets.empty() ? tasks::kIgnore : batch.targets[static_cast<std::size_t>(b * T + T - 1)];
+  if (!info.regression && std::all_of(targets.begin(), targets.end(), [](int t) { return t == tasks::kIgnore; })) {
+    throw std::invalid_argument("the " + info.name + " task scores no final position to take the loss at");
   }
+  ag::Tensor loss = train::task_loss(info, last, targets, batch.values);
   loss.backward();
   GradProfile p;
   p.loss = loss.item();

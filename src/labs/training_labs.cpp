@@ -30,16 +30,10 @@ LabResult gates() {
     int longest = 0;
     bool still = true;
     for (int d : distances) {
-      train::TrainConfig c;
-      c.model.kind = kind;
-      c.model.d_model = 32;
-      c.model.layers = nn::default_layers(kind);
-      c.task = {"recall", d, ""};
-      c.steps = 400;
+      train::TrainConfig c = train::fresh_config(kind, {"recall", d, ""}, 32, 400);
       c.batch = 32;
       c.eval_size = 256;
       c.optim.lr = std::string(kind) == "transformer" ? 1e-3 : 3e-3;
-      c.schedule = train::default_schedule(kind, c.steps);
       const double a = *train::run_training(c, {}).eval.token_acc;
       acc.push_back(a);
       still = still && a >= 0.9;
@@ -62,18 +56,12 @@ LabResult gates() {
 // A one-layer Transformer of width 32 trained on `task` for `steps` steps (batch
 // 32, Adam at 3e-3, warmup then cosine), as `seqgrad train` would run it.
 train::TrainResult train_small(const std::string& task, int heads, int ffn_mult, int steps, std::uint64_t seed) {
-  train::TrainConfig c;
-  c.model.kind = "transformer";
-  c.model.d_model = 32;
+  train::TrainConfig c = train::fresh_config("transformer", {task, 0, ""}, 32, steps, seed);
   c.model.layers = 1;
   c.model.heads = heads;
   c.model.ffn = ffn_mult > 0;
   if (ffn_mult > 0) c.model.ffn_mult = ffn_mult;
-  c.task = {task, 0, ""};
-  c.steps = steps;
-  c.seed = seed;
   c.optim.lr = 3e-3;
-  c.schedule = train::default_schedule("transformer", steps);
   return train::run_training(c, {});
 }
 

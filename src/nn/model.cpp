@@ -9,16 +9,10 @@ namespace seqgrad::nn {
 
 namespace {
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
-bool one_of(const std::string& v, std::initializer_list<const char*> names) {
-  for (const char* n : names)
-    if (v == n) return true;
-  return false;
-}
 }  // namespace
 
 void ModelConfig::validate() const {
-  if (!one_of(kind, {"rnn", "lstm", "gru", "transformer"}))
-    bad("unknown model '" + kind + "'; expected rnn, lstm, gru or transformer");
+  choices::check("model", kind, choices::kinds);
   if ((vocab > 0) == (features > 0)) bad("a model takes either tokens (vocab > 0) or features (features > 0)");
   if (vocab < 0 || features < 0) bad("vocab and features must not be negative");
   if (out_dim <= 0) bad("out_dim must be positive, got " + std::to_string(out_dim));
@@ -26,13 +20,9 @@ void ModelConfig::validate() const {
   if (layers <= 0) bad("layers must be positive, got " + std::to_string(layers));
   if (max_len < 0) bad("max_len must not be negative");
   if (!(dropout >= 0 && dropout < 1)) bad("dropout must be in [0, 1), got " + std::to_string(dropout));
-  if (!one_of(embed_init, {"auto", "uniform", "xavier", "orthogonal", "normal"})) {
-    bad("unknown embed init '" + embed_init + "'; expected auto, uniform, xavier, orthogonal or normal");
-  }
+  choices::check("embed init", embed_init, choices::embed_inits);
   if (recurrent()) {
-    if (!one_of(init, {"uniform", "xavier", "orthogonal", "identity"})) {
-      bad("unknown init '" + init + "'; expected uniform, xavier, orthogonal or identity");
-    }
+    choices::check("init", init, choices::recurrent_inits);
     return;
   }
   if (heads <= 0) bad("heads must be positive, got " + std::to_string(heads));
@@ -40,10 +30,8 @@ void ModelConfig::validate() const {
     bad("d_model " + std::to_string(d_model) + " is not divisible by heads " + std::to_string(heads));
   }
   if (ffn_mult <= 0) bad("ffn_mult must be positive, got " + std::to_string(ffn_mult));
-  if (!one_of(activation, {"relu", "gelu"})) bad("unknown activation '" + activation + "'; expected relu or gelu");
-  if (!one_of(pos, {"none", "sinusoidal", "learned", "rope"})) {
-    bad("unknown positional encoding '" + pos + "'; expected none, sinusoidal, learned or rope");
-  }
+  choices::check("activation", activation, choices::activations);
+  choices::check("positional encoding", pos, choices::positional_encodings);
   if (pos == "learned" && max_len <= 0) bad("a learned positional encoding needs max_len > 0");
   if (pos == "rope" && (d_model / heads) % 2 != 0) {
     bad("rope needs an even head width, got d_model / heads = " + std::to_string(d_model / heads));

@@ -12,12 +12,13 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/ops.h"
+#include "src/nn/choices.h"
 #include "src/nn/layers.h"
 
 namespace seqgrad::nn {
 
 struct ModelConfig {
-  std::string kind = "transformer";  // rnn | lstm | gru | transformer
+  std::string kind = "transformer";  // one of choices::kinds
   int vocab = 0;                     // input token ids in [0, vocab); 0 when the input is real-valued
   int features = 0;                  // width of a real-valued input vector per step (the adding task); 0 for tokens
   int out_dim = 0;                   // logits per position (classes), or 1 for a regression

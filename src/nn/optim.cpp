@@ -4,12 +4,12 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "src/nn/choices.h"
+
 namespace seqgrad::nn {
 
 void OptimizerConfig::validate() const {
-  if (kind != "sgd" && kind != "adam" && kind != "adamw") {
-    throw std::invalid_argument("unknown optimizer '" + kind + "'; expected sgd, adam or adamw");
-  }
+  choices::check("optimizer", kind, choices::optimizers);
   if (!(std::isfinite(lr) && lr > 0))
     throw std::invalid_argument("the learning rate must be a finite positive number, got " + std::to_string(lr));
   if (!(momentum >= 0 && momentum < 1)) throw std::invalid_argument("momentum must be in [0, 1)");
@@ -126,9 +126,7 @@ double Schedule::lr(double base_lr, long step) const {
 }
 
 void Schedule::validate() const {
-  if (kind != "constant" && kind != "warmup-rsqrt" && kind != "cosine") {
-    throw std::invalid_argument("unknown schedule '" + kind + "'; expected constant, warmup-rsqrt or cosine");
-  }
+  choices::check("schedule", kind, choices::schedules);
   if (warmup < 0) throw std::invalid_argument("warmup must not be negative");
 }
 

@@ -11,7 +11,7 @@
 namespace seqgrad::nn {
 
 struct OptimizerConfig {
-  std::string kind = "adam";  // sgd | adam | adamw
+  std::string kind = "adam";  // one of choices::optimizers
   double lr = 1e-3;
   double momentum = 0.9;                         // sgd
   double beta1 = 0.9, beta2 = 0.98, eps = 1e-9;  // the paper's Adam settings
@@ -45,7 +45,7 @@ class Optimizer {
 double clip_grad_norm(const std::vector<ag::Tensor>& params, double max_norm);
 
 struct Schedule {
-  std::string kind = "constant";  // constant | warmup-rsqrt | cosine
+  std::string kind = "constant";  // one of choices::schedules
   int warmup = 0;                 // steps of linear warmup (warmup-rsqrt, cosine)
   int total = 0;                  // steps in the run (cosine)
   // The learning rate at step (1-based) for a peak rate base_lr:

@@ -76,4 +76,17 @@ nn::Schedule default_schedule(const std::string& model_kind, int steps) {
   return {"constant", 100, steps};
 }
 
+TrainConfig fresh_config(const std::string& kind, const tasks::TaskOptions& task, int d_model, int steps,
+                         std::uint64_t seed) {
+  TrainConfig c;
+  c.model.kind = kind;
+  c.model.d_model = d_model;
+  c.model.layers = nn::default_layers(kind);
+  c.task = task;
+  c.steps = steps;
+  c.seed = seed;
+  c.schedule = default_schedule(kind, steps);
+  return c;
+}
+
 }  // namespace seqgrad::train

@@ -41,4 +41,10 @@ void complete_from_task(TrainConfig& config, const tasks::TaskInfo& info);
 // a recurrent model keeps a constant rate.
 nn::Schedule default_schedule(const std::string& model_kind, int steps);
 
+// A fresh model of `kind` for a task, with the defaults `seqgrad train` uses
+// (its layers, its schedule over `steps`): what grads, compare and the labs
+// start from.
+TrainConfig fresh_config(const std::string& kind, const tasks::TaskOptions& task, int d_model, int steps,
+                         std::uint64_t seed = 0);
+
 }  // namespace seqgrad::train

@@ -4,6 +4,16 @@ namespace seqgrad::train {
 
 nn::SequenceInput to_input(const tasks::Batch& b) { return {b.B, b.T, b.tokens, b.features}; }
 
+ag::Tensor task_loss(const tasks::TaskInfo& info, const ag::Tensor& predictions, const std::vector<int>& targets,
+                     const std::vector<float>& values) {
+  if (info.regression) {
+    const int N = static_cast<int>(values.size());
+    return ag::mse(ag::reshape(predictions, {N}),
+                   ag::Tensor({N}, std::vector<ag::Scalar>(values.begin(), values.end())));
+  }
+  return ag::cross_entropy(predictions, targets, tasks::kIgnore);
+}
+
 BatchScore score_batch(const nn::SequenceModel& model, const tasks::TaskInfo& info, const tasks::Batch& batch,
                        const nn::ForwardOptions& options) {
   BatchScore s;
@@ -13,16 +23,15 @@ BatchScore score_batch(const nn::SequenceModel& model, const tasks::TaskInfo& in
   s.sequences = B;
   if (info.regression) {
     // The answer is read at the last position: (B, T, 1) -> (B, 1) -> (B)
-    ag::Tensor prediction = ag::reshape(ag::select(logits, 1, T - 1), {B});
-    std::vector<ag::Scalar> values(batch.values.begin(), batch.values.end());
-    s.loss = ag::mse(prediction, ag::Tensor({B}, std::move(values)));
+    const ag::Tensor prediction = ag::select(logits, 1, T - 1);  // (B, 1)
+    s.loss = task_loss(info, prediction, {}, batch.values);
     for (int b = 0; b < B; ++b) {
       const double e = prediction.data()[static_cast<std::size_t>(b)] - batch.values[static_cast<std::size_t>(b)];
       s.squared_error += e * e;
     }
     return s;
   }
-  s.loss = ag::cross_entropy(logits, batch.targets, tasks::kIgnore);
+  s.loss = task_loss(info, logits, batch.targets, {});
   const auto V = static_cast<std::size_t>(info.out_dim);
   for (int b = 0; b < B; ++b) {
     bool all_right = true;

@@ -11,6 +11,13 @@ namespace seqgrad::train {
 
 nn::SequenceInput to_input(const tasks::Batch& batch);
 
+// The loss a task is trained with, the one place it is chosen: for a
+// regression task (out_dim 1) the mean squared error of predictions (N, 1)
+// against N values; otherwise the cross-entropy of predictions (..., out_dim)
+// against one target per row, over the targets that are not kIgnore.
+ag::Tensor task_loss(const tasks::TaskInfo& info, const ag::Tensor& predictions, const std::vector<int>& targets,
+                     const std::vector<float>& values);
+
 struct BatchScore {
   ag::Tensor loss;  // a scalar node: cross-entropy over scored positions, or MSE
   nn::ForwardOutput forward;
