@@ -19,7 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/detail.h"
+#include "autograd/buffers.h"
+#include "autograd/tensor.h"
 
 namespace ag::inline AG_PRECISION {
 

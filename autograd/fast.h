@@ -1,6 +1,6 @@
 // The fast versions of the reference ops (autograd/reference/reference.h):
 // the same results, to float rounding, from the kernels of kernels.h and
-// detail.h (register tiles, rows in lanes, blocks that skip the masked
+// rows.h (register tiles, rows in lanes, blocks that skip the masked
 // future, fewer passes over memory). The signatures are the reference's but
 // for two things: a gradient the kernel can add into as it writes it is a
 // GradTarget (tensor.h: the engine's one fast path), and where a fast version

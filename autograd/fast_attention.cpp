@@ -6,10 +6,10 @@
 #include <initializer_list>
 #include <vector>
 
-#include "autograd/detail.h"
 #include "autograd/fast.h"
 #include "autograd/kernels.h"
 #include "autograd/parallel.h"
+#include "autograd/rows.h"
 
 namespace ag::inline AG_PRECISION::fast {
 

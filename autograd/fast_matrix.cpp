@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <memory>
 
-#include "autograd/detail.h"
+#include "autograd/buffers.h"
 #include "autograd/fast.h"
 #include "autograd/kernels.h"
+#include "autograd/rows.h"
 
 namespace ag::inline AG_PRECISION::fast {
 

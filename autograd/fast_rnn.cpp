@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "autograd/detail.h"
 #include "autograd/fast.h"
 #include "autograd/fastmath.h"
 #include "autograd/kernels.h"
+#include "autograd/rows.h"
 
 namespace ag::inline AG_PRECISION::fast {
 

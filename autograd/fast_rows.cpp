@@ -1,11 +1,11 @@
-// The fast row ops (see fast.h): softmax and layer norm in lanes (detail.cpp),
+// The fast row ops (see fast.h): softmax and layer norm in lanes (rows.cpp),
 // exp from fastmath.h.
 #include <algorithm>
 #include <cmath>
 
-#include "autograd/detail.h"
 #include "autograd/fast.h"
 #include "autograd/fastmath.h"
+#include "autograd/rows.h"
 
 namespace ag::inline AG_PRECISION::fast {
 

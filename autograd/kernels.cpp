@@ -5,6 +5,7 @@
 // dependences, which the compiler turns into SIMD instructions.
 #include "autograd/kernels.h"
 #include "autograd/gemm_impl.h"
+#include "autograd/stats.h"
 
 #include "autograd/parallel.h"
 
@@ -20,10 +21,10 @@ namespace {
 
 bool use_avx512() {
 #ifdef SEQGRAD_AVX512_KERNEL
-  // SEQGRAD_KERNEL=generic keeps the project's own build (the tests compare the two).
+  // SEQGRAD_MATMUL=generic keeps the project's own build (the tests compare the two).
   static const bool yes =
       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-      !(std::getenv("SEQGRAD_KERNEL") && std::string_view(std::getenv("SEQGRAD_KERNEL")) == "generic");
+      !(std::getenv("SEQGRAD_MATMUL") && std::string_view(std::getenv("SEQGRAD_MATMUL")) == "generic");
   return yes;
 #else
   return false;
@@ -171,3 +172,10 @@ void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M,
 }
 
 }  // namespace ag::inline AG_PRECISION::kernels
+
+namespace ag::inline AG_PRECISION {
+
+std::uint64_t matmul_flops() { return kernels::matmul_flops().load(); }
+const char* matmul_kernel() { return kernels::kernel_name(); }
+
+}  // namespace ag::inline AG_PRECISION

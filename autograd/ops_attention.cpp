@@ -6,9 +6,10 @@
 #include <memory>
 #include <vector>
 
-#include "autograd/detail.h"
+#include "autograd/buffers.h"
 #include "autograd/fast.h"
 #include "autograd/kernel_path.h"
+#include "autograd/op_helpers.h"
 #include "autograd/ops.h"
 #include "autograd/reference/reference.h"
 

@@ -2,9 +2,9 @@
 #include <cmath>
 #include <numbers>
 
-#include "autograd/detail.h"
 #include "autograd/fastmath.h"
 #include "autograd/kernel_path.h"
+#include "autograd/op_helpers.h"
 #include "autograd/ops.h"
 
 namespace ag::inline AG_PRECISION {

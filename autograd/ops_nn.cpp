@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
-#include "autograd/detail.h"
 #include "autograd/fast.h"
 #include "autograd/kernel_path.h"
+#include "autograd/op_helpers.h"
 #include "autograd/ops.h"
 #include "autograd/reference/reference.h"
 

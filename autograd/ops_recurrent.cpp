@@ -4,9 +4,9 @@
 // reference/rnn.cpp; the fast version in fast_rnn.cpp.
 #include <memory>
 
-#include "autograd/detail.h"
 #include "autograd/fast.h"
 #include "autograd/kernel_path.h"
+#include "autograd/op_helpers.h"
 #include "autograd/ops.h"
 #include "autograd/reference/reference.h"
 

@@ -1,5 +1,5 @@
 // Sums and means, over everything or along one axis.
-#include "autograd/detail.h"
+#include "autograd/op_helpers.h"
 #include "autograd/ops.h"
 
 namespace ag::inline AG_PRECISION {

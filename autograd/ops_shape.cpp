@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "autograd/detail.h"
+#include "autograd/op_helpers.h"
 #include "autograd/ops.h"
 
 namespace ag::inline AG_PRECISION {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <utility>
 
-#include "autograd/detail.h"
+#include "autograd/buffers.h"
 
 namespace ag::inline AG_PRECISION {
 

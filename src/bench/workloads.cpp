@@ -6,8 +6,8 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "autograd/kernels.h"
 #include "autograd/parallel.h"
+#include "autograd/stats.h"
 #include "src/nn/optim.h"
 
 namespace seqgrad::bench {
@@ -105,10 +105,10 @@ BenchResult run_workload(const Workload& w, int steps, int threads) {
   ag::release_buffers();  // the last workload's sizes are not this one's
   StepTimer s(w.model, w.batch, w.len);
   for (int i = 0; i < 3; ++i) s.step();  // warm up: first allocations, caches
-  const std::uint64_t before = ag::kernels::matmul_flops();
+  const std::uint64_t before = ag::matmul_flops();
   s.step();
   BenchResult r{w.name, threads, steps, w.batch, w.len};
-  r.flops_matmul = static_cast<double>(ag::kernels::matmul_flops() - before);
+  r.flops_matmul = static_cast<double>(ag::matmul_flops() - before);
   r.flops = r.flops_matmul + elementwise_flops(s);
   std::vector<double> ms;
   for (int i = 0; i < steps; ++i) ms.push_back(s.step());
@@ -129,9 +129,9 @@ std::vector<SweepPoint> sweep_len(int max_len, int batch, int steps) {
       ag::release_buffers();
       StepTimer s(base(kind, len), batch, len);
       s.step();
-      const std::uint64_t before = ag::kernels::matmul_flops();
+      const std::uint64_t before = ag::matmul_flops();
       std::vector<double> ms{s.step()};
-      const double flops = static_cast<double>(ag::kernels::matmul_flops() - before);
+      const double flops = static_cast<double>(ag::matmul_flops() - before);
       for (int i = 1; i < steps; ++i) ms.push_back(s.step());
       out.push_back({kind, len, percentile(ms, 0.5), flops});
     }

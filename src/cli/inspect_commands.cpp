@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "autograd/kernels.h"
+#include "autograd/stats.h"
 #include "src/bench/reference.h"
 #include "src/bench/workloads.h"
 #include "src/cli/commands.h"
@@ -392,7 +392,7 @@ int run_bench_against_reference(const BenchArgs& a, const std::string& build, st
 
 int run_bench(const BenchArgs& a) {
   std::FILE* human = a.json ? stderr : stdout;
-  const std::string build = bench::build_description() + "; matmul kernel: " + ag::kernels::kernel_name();
+  const std::string build = bench::build_description() + "; matmul kernel: " + ag::matmul_kernel();
   if (!a.reference.empty() && !a.sweep.empty())
     throw std::invalid_argument("--reference times the standard workloads; it does not go with --sweep");
   if (!a.reference.empty()) return run_bench_against_reference(a, build, human);

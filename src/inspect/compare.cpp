@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "autograd/kernels.h"
+#include "autograd/stats.h"
 #include "src/train/loss.h"
 
 namespace seqgrad::inspect {
@@ -37,9 +37,9 @@ double flops_per_step(const train::TrainConfig& config, const tasks::Task& task)
   const auto model = nn::make_model(config.model, config.seed);
   ag::Rng rng(config.seed);
   const tasks::Batch batch = task.sample(config.batch, rng);
-  const std::uint64_t before = ag::kernels::matmul_flops();
+  const std::uint64_t before = ag::matmul_flops();
   train::score_batch(*model, task.info(), batch).loss.backward();
-  return static_cast<double>(ag::kernels::matmul_flops() - before);
+  return static_cast<double>(ag::matmul_flops() - before);
 }
 
 // Accuracy against distance: recall is re-asked at every power-of-two distance

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cmath>
 
-#include "autograd/kernels.h"
 #include "autograd/ops.h"
+#include "autograd/stats.h"
 #include "src/labs/registry.h"
 #include "src/nn/model.h"
 
@@ -179,7 +179,7 @@ LabResult quadratic_cost() {
     std::vector<ag::Scalar> v(static_cast<std::size_t>(n) * 64);
     for (auto& x : v) x = static_cast<ag::Scalar>(rng.normal());
     const ag::Tensor q({1, n, 64}, v);
-    const std::uint64_t before = ag::kernels::matmul_flops();
+    const std::uint64_t before = ag::matmul_flops();
     const auto t0 = std::chrono::steady_clock::now();
     int reps = 0;
     do {
@@ -187,7 +187,7 @@ LabResult quadratic_cost() {
       ++reps;
     } while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(200));
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
-    return std::pair{static_cast<double>(ag::kernels::matmul_flops() - before) / reps, ms};
+    return std::pair{static_cast<double>(ag::matmul_flops() - before) / reps, ms};
   };
   auto rnn_cost = [](int n) {
     nn::ModelConfig c;
@@ -198,7 +198,7 @@ LabResult quadratic_cost() {
     const auto model = nn::make_model(c, 1);
     const nn::SequenceInput in{1, n, std::vector<int>(static_cast<std::size_t>(n), 1), {}};
     ag::NoGrad no_grad;
-    const std::uint64_t before = ag::kernels::matmul_flops();
+    const std::uint64_t before = ag::matmul_flops();
     const auto t0 = std::chrono::steady_clock::now();
     int reps = 0;
     do {
@@ -206,7 +206,7 @@ LabResult quadratic_cost() {
       ++reps;
     } while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(200));
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
-    return std::pair{static_cast<double>(ag::kernels::matmul_flops() - before) / reps, ms};
+    return std::pair{static_cast<double>(ag::matmul_flops() - before) / reps, ms};
   };
   const int n = 64;
   const auto [af1, at1] = attention_cost(n);

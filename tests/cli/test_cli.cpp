@@ -273,10 +273,10 @@ TEST_CASE("the AVX-512 and the generic matmul kernels train to the same bits (wi
       "train --model transformer --task copy --len 5 --d-model 32 --steps 30 --eval-size 64 --json --out "
       "/tmp/seqgrad-kernel-";
   const auto chosen = run_seqgrad(args + "a");
-  setenv("SEQGRAD_KERNEL", "generic", 1);
+  setenv("SEQGRAD_MATMUL", "generic", 1);
   const auto generic = run_seqgrad(args + "b");
   const auto header = run_seqgrad("bench --workload rnn --steps 1");
-  unsetenv("SEQGRAD_KERNEL");
+  unsetenv("SEQGRAD_MATMUL");
   REQUIRE(chosen.exit_code == 0);
   REQUIRE(generic.exit_code == 0);
   CHECK(header.out.find("matmul kernel: generic") != std::string::npos);

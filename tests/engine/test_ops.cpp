@@ -8,10 +8,11 @@
 
 #include <limits>
 
-#include "autograd/detail.h"
 #include "autograd/fastmath.h"
 #include "autograd/kernels.h"
+#include "autograd/op_helpers.h"
 #include "autograd/ops.h"
+#include "autograd/rows.h"
 #include "test_util.h"
 
 using ag::Shape;

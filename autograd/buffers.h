@@ -1,0 +1,24 @@
+// The buffer pool (buffers.cpp), which the tensor, the engine and the ops
+// take their arrays from. Internal to the engine; tensor.h has its public part
+// (release_buffers, pooled_bytes, poison_buffers).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "autograd/scalar.h"
+
+namespace ag::inline AG_PRECISION::detail {
+
+// A vector of n elements whose contents are
+// whatever its last owner left; and the hand-back, which leaves v empty.
+std::vector<Scalar> take_buffer(std::size_t n);
+void recycle(std::vector<Scalar>& v);
+// Called at the start of every backward pass: frees what has sat unused for a few of them.
+void next_step();
+// A pool buffer that an op keeps for its backward (not a node's data): it goes
+// back to the pool when its last holder, the backward closure, lets it go.
+std::shared_ptr<std::vector<Scalar>> take_scratch(std::size_t n);
+
+}  // namespace ag::inline AG_PRECISION::detail
