@@ -53,6 +53,10 @@ Tensor::Tensor(Shape shape, std::vector<Scalar> data, bool requires_grad) : node
   node_->requires_grad = requires_grad;
 }
 
+void Tensor::throw_empty() {
+  throw ValueError("an empty tensor (a default-constructed handle) has no shape, values or gradient");
+}
+
 Tensor Tensor::zeros(Shape shape, bool requires_grad) { return full(std::move(shape), 0, requires_grad); }
 
 Tensor Tensor::full(Shape shape, Scalar value, bool requires_grad) {
@@ -79,24 +83,24 @@ Scalar Tensor::item() const {
 }
 
 Tensor& Tensor::set_requires_grad(bool on) {
-  if (!node_->parents.empty()) throw ValueError("set_requires_grad: only a leaf tensor's flag can be set");
-  node_->requires_grad = on;
+  if (!checked().parents.empty()) throw ValueError("set_requires_grad: only a leaf tensor's flag can be set");
+  checked().requires_grad = on;
   return *this;
 }
 
 Tensor& Tensor::set_label(std::string label) {
-  node_->label = std::move(label);
+  checked().label = std::move(label);
   return *this;
 }
 
-void Tensor::retain_grad() { node_->retains_grad = true; }
+void Tensor::retain_grad() { checked().retains_grad = true; }
 
 void Tensor::register_hook(GradHook hook) {
-  if (!node_->requires_grad) throw ValueError("register_hook: the tensor does not require a gradient");
-  node_->hooks.push_back(std::move(hook));
+  if (!checked().requires_grad) throw ValueError("register_hook: the tensor does not require a gradient");
+  checked().hooks.push_back(std::move(hook));
 }
 
-void Tensor::zero_grad() { node_->grad.assign(node_->data.size(), Scalar(0)); }
+void Tensor::zero_grad() { checked().grad.assign(checked().data.size(), Scalar(0)); }
 
 Tensor Tensor::detach() const { return Tensor(shape(), data(), false); }
 

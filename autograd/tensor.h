@@ -67,31 +67,31 @@ void poison_buffers(bool on);
 
 class Tensor {
  public:
-  Tensor() = default;  // an empty handle; most calls on it throw
+  Tensor() = default;  // an empty handle: every accessor on it throws a ValueError
   Tensor(Shape shape, std::vector<Scalar> data, bool requires_grad = false);
 
   static Tensor zeros(Shape shape, bool requires_grad = false);
   static Tensor full(Shape shape, Scalar value, bool requires_grad = false);
   static Tensor scalar(Scalar value, bool requires_grad = false);  // shape ()
 
-  const Shape& shape() const { return node_->shape; }
-  int ndim() const { return static_cast<int>(node_->shape.size()); }
+  const Shape& shape() const { return checked().shape; }
+  int ndim() const { return static_cast<int>(checked().shape.size()); }
   int size(int axis) const;  // negative axes count from the end
-  std::size_t numel() const { return node_->data.size(); }
+  std::size_t numel() const { return checked().data.size(); }
 
-  std::vector<Scalar>& data() { return node_->data; }
-  const std::vector<Scalar>& data() const { return node_->data; }
+  std::vector<Scalar>& data() { return checked().data; }
+  const std::vector<Scalar>& data() const { return checked().data; }
   // Empty until backward() has reached this tensor (and, for an intermediate
   // tensor, emptied again after backward unless retain_grad() was called).
-  std::vector<Scalar>& grad() { return node_->grad; }
-  const std::vector<Scalar>& grad() const { return node_->grad; }
+  std::vector<Scalar>& grad() { return checked().grad; }
+  const std::vector<Scalar>& grad() const { return checked().grad; }
   Scalar item() const;  // the value of a one-element tensor
 
-  bool requires_grad() const { return node_->requires_grad; }
+  bool requires_grad() const { return checked().requires_grad; }
   Tensor& set_requires_grad(bool on = true);
   Tensor& set_label(std::string label);
-  const std::string& label() const { return node_->label; }
-  const char* op() const { return node_->op; }
+  const std::string& label() const { return checked().label; }
+  const char* op() const { return checked().op; }
 
   // Reverse-mode differentiation from this tensor, seeded with ones.
   // Leaf gradients accumulate with += across calls (zero them between steps);
@@ -117,6 +117,16 @@ class Tensor {
   void set_backward(std::function<void()> fn) { node_->backward = std::move(fn); }
 
  private:
+  // The node, or a ValueError for an empty handle (instead of a null dereference).
+  Node& checked() {
+    if (!node_) throw_empty();
+    return *node_;
+  }
+  const Node& checked() const {
+    if (!node_) throw_empty();
+    return *node_;
+  }
+  [[noreturn]] static void throw_empty();
   std::shared_ptr<Node> node_;
 };
 

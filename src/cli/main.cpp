@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "autograd/errors.h"
 #include "autograd/kernel_path.h"
 #include "src/bench/workloads.h"
 #include "src/cli/commands.h"
@@ -96,6 +97,9 @@ int main(int argc, char** argv) {
     ag::set_kernel_path(ag::parse_kernel_path(kernels));
     for (const auto& [sub, run] : commands)
       if (*sub) return run();
+  } catch (const ag::ShapeError& e) {  // shapes the program itself got wrong: a failure, not a usage error
+    fmt::print(stderr, "seqgrad: internal error: {}\n", e.what());
+    return 1;
   } catch (
       const std::invalid_argument& e) {  // a value the parser could not judge alone (d_model vs heads, a text file)
     fmt::print(stderr, "seqgrad: {}\n", e.what());

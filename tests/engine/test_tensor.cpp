@@ -50,3 +50,18 @@ TEST_CASE("only a leaf's requires_grad can be set", "[tensor][errors]") {
   Tensor b = a * 2;
   CHECK_THROWS_WITH(b.set_requires_grad(false), "set_requires_grad: only a leaf tensor's flag can be set");
 }
+
+TEST_CASE("an empty Tensor handle throws a ValueError from every accessor, never dereferences null",
+          "[tensor][errors]") {
+  ag::Tensor empty;
+  CHECK_FALSE(static_cast<bool>(empty));
+  CHECK_THROWS_AS(empty.shape(), ag::ValueError);
+  CHECK_THROWS_AS(empty.numel(), ag::ValueError);
+  CHECK_THROWS_AS(empty.data(), ag::ValueError);
+  CHECK_THROWS_AS(empty.grad(), ag::ValueError);
+  CHECK_THROWS_AS(empty.requires_grad(), ag::ValueError);
+  CHECK_THROWS_AS(empty.set_requires_grad(true), ag::ValueError);
+  CHECK_THROWS_AS(empty.zero_grad(), ag::ValueError);
+  CHECK_THROWS_AS(empty.item(), ag::ValueError);
+  CHECK_THROWS_WITH(empty.ndim(), "an empty tensor (a default-constructed handle) has no shape, values or gradient");
+}
