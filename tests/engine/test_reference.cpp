@@ -202,7 +202,10 @@ TEST_CASE("the comparison sees a reference that is off by one part in 10^4", "[r
   CHECK(rel_diff(good.grads[0], bad.grads[0]) > 5e-5);
 }
 
-TEST_CASE("the two paths are two implementations: their last digits differ", "[reference]") {
+// In float32 the fast tanh is a polynomial and the reference's the library's, so
+// some last digits must differ whatever the build; in float64 both use the
+// library's tanh and, without FMA, the two products may well agree to the bit.
+TEST_CASE("the two paths are two implementations: in float32 their last digits differ", "[reference]") {
   ag::Rng rng(10);
   const std::vector<Tensor> in{random_tensor({16, 16}, rng), random_tensor({16, 16}, rng)};
   const Op op = [](const std::vector<Tensor>& x) { return ag::tanh(ag::matmul(x[0], x[1])); };
@@ -210,7 +213,7 @@ TEST_CASE("the two paths are two implementations: their last digits differ", "[r
   int differ = 0;
   for (std::size_t i = 0; i < fast.out.size(); ++i) differ += fast.out[i] != reference.out[i];
   INFO(differ << " of " << fast.out.size() << " values differ");
-  CHECK(differ > 0);
+  if (kFloat) CHECK(differ > 0);
   CHECK(rel_diff(fast.out, reference.out) < (kFloat ? 1e-6 : 1e-14));
 }
 
