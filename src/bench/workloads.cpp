@@ -54,7 +54,7 @@ struct StepTimer {
   double step() {
     const auto t0 = std::chrono::steady_clock::now();
     model->zero_grad();
-    ag::Tensor loss = ag::cross_entropy(model->forward(input, {.fused = true}).logits, targets);
+    ag::Tensor loss = ag::cross_entropy(model->forward(input, {}).logits, targets);
     loss.backward();
     optimizer->step(1e-3);
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -64,7 +64,7 @@ struct StepTimer {
 // Element-wise work of one step: every op's output elements, once forward and twice backward.
 double elementwise_flops(StepTimer& s) {
   s.model->zero_grad();
-  ag::Tensor loss = ag::cross_entropy(s.model->forward(s.input, {.fused = true}).logits, s.targets);
+  ag::Tensor loss = ag::cross_entropy(s.model->forward(s.input, {}).logits, s.targets);
   double elements = 0;
   for (const ag::Node* n : ag::topological_order(loss.node()))
     if (!n->parents.empty() && std::string(n->op) != "matmul") elements += static_cast<double>(n->data.size());

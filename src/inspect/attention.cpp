@@ -43,7 +43,9 @@ AttentionMaps attention_maps(const nn::SequenceModel& model, const tasks::Task& 
     in.T = static_cast<int>(in.tokens.size());
   }
   ag::NoGrad no_grad;
-  const nn::ForwardOutput out = model.forward(in);
+  nn::ForwardOptions keep_weights;
+  keep_weights.capture.attention = true;
+  const nn::ForwardOutput out = model.forward(in, keep_weights);
   AttentionMaps maps;
   for (int id : in.tokens) maps.tokens.push_back(task.token_text(id));
   if (in.tokens.empty())

@@ -50,7 +50,9 @@ double GradProfile::decay() const {
 GradProfile gradient_profile(const nn::SequenceModel& model, const tasks::Task& task, const tasks::Batch& batch) {
   const tasks::TaskInfo& info = task.info();
   const int B = batch.B, T = batch.T;
-  nn::ForwardOutput out = model.forward(train::to_input(batch));
+  nn::ForwardOptions keep_hidden;
+  keep_hidden.capture.hidden = true;
+  nn::ForwardOutput out = model.forward(train::to_input(batch), keep_hidden);
   out.inputs.retain_grad();
   for (auto& layer : out.hidden)
     for (auto& h : layer) h.retain_grad();
@@ -138,7 +140,9 @@ std::vector<JacobianChain> jacobian_chains(const nn::SequenceModel& model, const
     for (std::size_t i = 0; i < saved.size(); ++i) W_h.data()[i] = static_cast<ag::Scalar>(saved[i] * scale);
     std::vector<double> wh(W_h.data().begin(), W_h.data().end());
     ag::NoGrad no_grad;
-    const nn::ForwardOutput out = model.forward(train::to_input(one));
+    nn::ForwardOptions keep_hidden;
+    keep_hidden.capture.hidden = true;
+    const nn::ForwardOutput out = model.forward(train::to_input(one), keep_hidden);
     // J_t = diag(1 - h_t^2) W_h^T: J_t[i][j] = (1 - h_t[i]^2) W_h[j][i]
     auto jacobian = [&](int t) {
       std::vector<double> j(static_cast<std::size_t>(H) * H);

@@ -18,7 +18,7 @@ PathReport measure_paths(const nn::SequenceModel& model, int len) {
     in.features.assign(static_cast<std::size_t>(len) * static_cast<std::size_t>(c.features), 0.5f);
   }
   nn::ForwardOptions options;
-  options.split_positions = true;
+  options.capture.positions = true;
   const nn::ForwardOutput out = model.forward(in, options);
   // The output at the last position: its own node where the model has one.
   const ag::Tensor root = out.outputs.empty() ? ag::select(out.logits, 1, len - 1) : out.outputs.back();

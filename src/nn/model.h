@@ -54,25 +54,32 @@ struct SequenceInput {
   std::vector<float> features;
 };
 
+// What a tool that looks inside asks a forward pass to keep (grads, paths,
+// attention maps, the report, the labs). The default keeps none of it and runs
+// the plain path that training, evaluation and bench use: the vanilla RNN as
+// one op per layer (ag::rnn_tanh), no copy of the attention weights. Asking
+// changes how the graph is built, never the values.
+struct Capture {
+  // Each x_t its own graph node (positions), and for a recurrent model the
+  // output at each t too (outputs), so that a path to "the output at the last
+  // position" does not run through the other positions' outputs: path lengths.
+  bool positions = false;
+  bool hidden = false;     // recurrent: unrolled step by step, every h_t kept in hidden[layer][t]
+  bool attention = false;  // Transformer: every layer's weights in attention[layer]
+};
+
 struct ForwardOptions {
-  bool training = false;         // dropout on
-  ag::Rng* rng = nullptr;        // for dropout; required when training with dropout > 0
-  bool split_positions = false;  // make each x_t its own graph node (for path lengths); slower
-  // The fast path for training, evaluation and bench: the vanilla RNN as one
-  // fused op per layer (ag::rnn_tanh) instead of a graph node per step, and no
-  // copy of the attention weights. The same values, but `hidden` and
-  // `attention` stay empty; looking inside does not use it.
-  bool fused = false;
+  bool training = false;   // dropout on
+  ag::Rng* rng = nullptr;  // for dropout; required when training with dropout > 0
+  Capture capture;
 };
 
 struct ForwardOutput {
-  ag::Tensor logits;                  // (B, T, out_dim)
-  ag::Tensor inputs;                  // (B, T, C): x_t, the input vector of every position
-  std::vector<ag::Tensor> positions;  // with split_positions: x_t for each t, (B, C)
-  // With split_positions, recurrent models: the output at each position t as a
-  // node of its own, (B, out_dim), so that a path to "the output at the last
-  // position" does not run through the other positions' outputs.
-  std::vector<ag::Tensor> outputs;
+  ag::Tensor logits;  // (B, T, out_dim)
+  ag::Tensor inputs;  // (B, T, C): x_t, the input vector of every position
+  // Only what the Capture asked for:
+  std::vector<ag::Tensor> positions;            // x_t for each t, (B, C)
+  std::vector<ag::Tensor> outputs;              // recurrent: the output at each t, (B, out_dim)
   std::vector<std::vector<ag::Tensor>> hidden;  // recurrent: hidden[layer][t], (B, H)
   std::vector<ag::Tensor> attention;            // Transformer: attention[layer], (B, heads, T, T)
 };

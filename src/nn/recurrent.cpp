@@ -89,8 +89,9 @@ RecurrentModel::RecurrentModel(const ModelConfig& config, std::uint64_t seed) : 
 ForwardOutput RecurrentModel::forward(const SequenceInput& in, const ForwardOptions& options) const {
   check_input(config_, in);
   ForwardOutput out;
-  out.inputs = input_->forward(in, options.split_positions, out.positions);  // (B, T, H)
-  if (options.fused && !options.split_positions && config_.kind == "rnn") {
+  const Capture& capture = options.capture;
+  out.inputs = input_->forward(in, capture.positions, out.positions);    // (B, T, H)
+  if (!capture.hidden && !capture.positions && config_.kind == "rnn") {  // the plain path: one op per layer
     ag::Tensor x = out.inputs;
     for (std::size_t l = 0; l < cells_.size(); ++l) {
       const auto& cell = static_cast<const RNNCell&>(*cells_[l]);
@@ -102,16 +103,16 @@ ForwardOutput RecurrentModel::forward(const SequenceInput& in, const ForwardOpti
     out.logits = head_->forward(x);
     return out;
   }
-  out.hidden.resize(cells_.size());
+  if (capture.hidden) out.hidden.resize(cells_.size());
   std::vector<RecurrentState> state;
   for (const auto& cell : cells_) state.push_back(cell->initial(in.B));
   std::vector<ag::Tensor> top;  // the last layer's h_t, (B, H) each
   for (int t = 0; t < in.T; ++t) {
     // The one sequential dependency of the chapter: step t needs step t - 1.
-    ag::Tensor x = options.split_positions ? out.positions[static_cast<std::size_t>(t)] : ag::select(out.inputs, 1, t);
+    ag::Tensor x = capture.positions ? out.positions[static_cast<std::size_t>(t)] : ag::select(out.inputs, 1, t);
     for (std::size_t l = 0; l < cells_.size(); ++l) {
       state[l] = cells_[l]->step(x, state[l]);
-      out.hidden[l].push_back(state[l].h);
+      if (capture.hidden) out.hidden[l].push_back(state[l].h);
       x = state[l].h;
       if (options.training && config_.dropout > 0 && l + 1 < cells_.size()) {
         x = ag::dropout(x, static_cast<ag::Scalar>(config_.dropout), *options.rng, true);
@@ -119,7 +120,7 @@ ForwardOutput RecurrentModel::forward(const SequenceInput& in, const ForwardOpti
     }
     top.push_back(x);
   }
-  if (options.split_positions) {
+  if (capture.positions) {
     for (const ag::Tensor& h : top) out.outputs.push_back(head_->forward(h));  // (B, H) -> (B, out_dim) each
     out.logits = ag::stack(out.outputs, 1);
   } else {

@@ -123,7 +123,7 @@ ForwardOutput Transformer::forward(const SequenceInput& in, const ForwardOptions
   check_input(config_, in);
   const int C = config_.d_model;
   ForwardOutput out;
-  out.inputs = input_->forward(in, options.split_positions, out.positions);  // (B, T, C)
+  out.inputs = input_->forward(in, options.capture.positions, out.positions);  // (B, T, C)
   // Token embeddings are scaled by sqrt(d_model), as in the paper, so that the
   // encoding added next neither drowns them nor is drowned by them.
   ag::Tensor x =
@@ -132,10 +132,11 @@ ForwardOutput Transformer::forward(const SequenceInput& in, const ForwardOptions
   if (config_.pos == "learned") x = x + ag::slice(pos_table_, 0, 0, in.T);
   if (options.training && config_.dropout > 0)
     x = ag::dropout(x, static_cast<ag::Scalar>(config_.dropout), *options.rng, true);
-  out.attention.resize(blocks_.size());
-  // The weights are copied out for looking inside, not on the training path (16 MB a layer at T = 512).
-  for (std::size_t l = 0; l < blocks_.size(); ++l)
-    x = blocks_[l]->forward(x, options.fused ? nullptr : &out.attention[l], options);
+  // The weights are copied out only for looking inside, not on the training path (16 MB a layer at T = 512).
+  if (options.capture.attention) out.attention.resize(blocks_.size());
+  for (std::size_t l = 0; l < blocks_.size(); ++l) {
+    x = blocks_[l]->forward(x, options.capture.attention ? &out.attention[l] : nullptr, options);
+  }
   if (final_ln_) x = final_ln_->forward(x);
   out.logits = head_->forward(x);  // (B, T, out_dim)
   return out;

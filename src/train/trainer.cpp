@@ -79,7 +79,7 @@ EvalResult evaluate(const nn::SequenceModel& model, const tasks::Task& task, int
   long scored = 0, correct = 0, seq_correct = 0;
   std::vector<std::pair<int, bool>> by_distance;
   for (const tasks::Batch& b : task.eval_batches(eval_size, batch, seed)) {
-    const BatchScore s = score_batch(model, info, b, {.fused = true});
+    const BatchScore s = score_batch(model, info, b, {});
     r.sequences += s.sequences;
     scored += s.scored;
     correct += s.correct;
@@ -162,7 +162,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     ag::Rng dropout_rng = step_rng(config.seed, step, 1);
     const tasks::Batch batch = task->sample(config.batch, batch_rng);
     model->zero_grad();
-    BatchScore s = score_batch(*model, info, batch, {.training = true, .rng = &dropout_rng, .fused = true});
+    BatchScore s = score_batch(*model, info, batch, {.training = true, .rng = &dropout_rng, .capture = {}});
     s.loss.backward();
     const double grad_norm = nn::clip_grad_norm(params, config.clip);
     const double loss = s.loss.item();

@@ -27,13 +27,22 @@ SequenceInput input(int B, int T) {
 }
 }  // namespace
 
-TEST_CASE("every model maps (B, T) tokens to (B, T, out_dim) logits", "[models]") {
+TEST_CASE("every model maps (B, T) tokens to (B, T, out_dim) logits, and keeps only what it is asked to", "[models]") {
   for (const char* kind : {"rnn", "lstm", "gru", "transformer"}) {
     auto m = make_model(config(kind), 1);
-    const ForwardOutput out = m->forward(input(3, 5));
     INFO(kind);
+    const ForwardOutput plain = m->forward(input(3, 5));
+    CHECK(plain.logits.shape() == ag::Shape{3, 5, 7});
+    CHECK(plain.hidden.empty());
+    CHECK(plain.attention.empty());
+    CHECK(plain.positions.empty());
+    ForwardOptions look;
+    look.capture.hidden = look.capture.attention = true;
+    const ForwardOutput out = m->forward(input(3, 5), look);
     CHECK(out.logits.shape() == ag::Shape{3, 5, 7});
     CHECK(out.inputs.shape() == ag::Shape{3, 5, 8});
+    for (std::size_t k = 0; k < out.logits.numel(); ++k)
+      CHECK(out.logits.data()[k] == Approx(plain.logits.data()[k]).margin(1e-6));
     if (std::string(kind) == "transformer") {
       REQUIRE(out.attention.size() == 2);
       CHECK(out.attention[0].shape() == ag::Shape{3, 2, 5, 5});
@@ -77,7 +86,9 @@ TEST_CASE("parameter names are stable and dotted", "[models]") {
 
 TEST_CASE("causal attention never looks ahead; weights rows sum to 1", "[models]") {
   auto m = make_model(config("transformer"), 2);
-  const ForwardOutput out = m->forward(input(2, 6));
+  ForwardOptions look;
+  look.capture.attention = true;
+  const ForwardOutput out = m->forward(input(2, 6), look);
   const ag::Tensor& w = out.attention[0];  // (2, 2, 6, 6)
   for (int row = 0; row < 2 * 2 * 6; ++row) {
     const int i = row % 6;
@@ -102,7 +113,7 @@ TEST_CASE("split positions give the same logits, with one node per x_t", "[model
     auto m = make_model(config(kind), 4);
     const ForwardOutput whole = m->forward(input(2, 5));
     ForwardOptions o;
-    o.split_positions = true;
+    o.capture.positions = true;
     const ForwardOutput split = m->forward(input(2, 5), o);
     CHECK(split.positions.size() == 5);
     CHECK(split.positions[0].shape() == ag::Shape{2, 8});
@@ -193,9 +204,9 @@ TEST_CASE("the fused RNN (one op per layer) equals the unrolled one: logits and 
   ModelConfig c = config("rnn");
   c.d_model = 12;
   auto m = make_model(c, 3);
-  ForwardOptions fused;
-  fused.fused = true;
-  const Pass a = one_pass(*m, fused), b = one_pass(*m, {});
+  ForwardOptions unrolled;
+  unrolled.capture.hidden = true;
+  const Pass a = one_pass(*m, {}), b = one_pass(*m, unrolled);
   CHECK(max_rel_diff(a.logits, b.logits) < 1e-5);
   REQUIRE(a.grads.size() == b.grads.size());
   for (std::size_t i = 0; i < a.grads.size(); ++i) {
