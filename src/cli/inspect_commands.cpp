@@ -12,6 +12,7 @@
 #include "src/bench/workloads.h"
 #include "src/cli/commands.h"
 #include "src/inspect/compare.h"
+#include "src/inspect/grads_report.h"
 #include "src/report/svg.h"
 #include "src/report/terminal.h"
 #include "src/train/checkpoint.h"
@@ -54,114 +55,21 @@ void write_text(const std::string& path, const std::string& text) {
 }
 
 struct GradsArgs {
-  std::string models = "rnn,lstm,transformer", checkpoint, csv, init = "uniform";
-  tasks::TaskOptions task{"recall", 64, ""};
-  int batch = 32, d_model = 64, every = 0, steps = 300;
-  std::uint64_t seed = 0;
+  inspect::GradsConfig config;
+  std::string models = "rnn,lstm,transformer", csv;
   bool json = false;
 };
 
-int run_grads(const GradsArgs& a) {
-  nlohmann::json out = {{"models", nlohmann::json::array()}};
-  std::vector<report::Series> series;
-  std::string csv = "model,distance,grad_norm_x\n";
-  std::vector<std::string> kinds = a.checkpoint.empty() ? split_list(a.models) : std::vector<std::string>{""};
-  for (const std::string& kind : kinds) {
-    std::shared_ptr<nn::SequenceModel> model;
-    train::TrainConfig c;
-    if (!a.checkpoint.empty()) {
-      train::Checkpoint ck = train::load_checkpoint(a.checkpoint);
-      c = ck.config;
-      model = std::move(ck.model);
-    } else {
-      c = train::fresh_config(kind, a.task, a.d_model, a.steps, a.seed);
-      c.model.init = a.init;
-      c.batch = a.batch;
-    }
-    const auto task = tasks::make_task(c.task);
-    if (a.checkpoint.empty()) {
-      train::complete_from_task(c, task->info());
-      c.validate();
-    }
-    out["task"] = task->info().name;
-    out["len"] = task->info().len;
-    const tasks::Batch probe = task->eval_batches(a.batch, a.batch, train::eval_seed(c.seed)).front();
-    nlohmann::json m;
-    if (a.every > 0) {
-      // The profile every K steps while training: a heatmap of step by position.
-      std::vector<long> steps;
-      std::vector<std::vector<double>> rows;
-      train::RunOptions o;
-      o.inspect_every = a.every;
-      o.inspect = [&](long step, const nn::SequenceModel& trained) {
-        steps.push_back(step);
-        rows.push_back(inspect::gradient_profile(trained, *task, probe).grad_norm_x);
-      };
-      o.observer = train::progress_printer(stderr, c.model.kind + " on " + task->info().name);
-      const train::TrainResult r = train::run_training(c, o);
-      model = r.model;
-      m["heatmap"] = {{"steps", steps}, {"grad_norm_x", rows}};
-      if (!a.json) {
-        std::vector<std::string> labels;
-        for (long s : steps) labels.push_back(fmt::format("step {}", s));
-        fmt::print("{}: |dL/dx_t| by training step (rows) and position t (columns, left = farthest)\n{}\n",
-                   c.model.kind, report::terminal_heatmap(rows, labels, true, report::use_colour()));
-      }
-    } else if (!model) {
-      model = nn::make_model(c.model, c.seed);
-    }
-    const inspect::GradProfile p = inspect::gradient_profile(*model, *task, probe);
-    m.update({{"model", c.model.kind},
-              {"task", task->info().name},
-              {"len", task->info().len},
-              {"distance", p.distance},
-              {"grad_norm_x", p.grad_norm_x},
-              {"decay", p.decay()},
-              {"loss", p.loss}});
-    if (c.model.recurrent()) m["grad_norm_h"] = p.grad_norm_h;
-    report::Series s{c.model.kind, {}, p.grad_norm_x};
-    for (std::size_t t = 0; t < p.distance.size(); ++t) {
-      s.x.push_back(p.distance[t]);
-      csv += fmt::format("{},{},{:.6g}\n", c.model.kind, p.distance[t], p.grad_norm_x[t]);
-    }
-    series.push_back(s);
-    if (c.model.kind == "rnn") {
-      for (const auto& ch : inspect::jacobian_chains(*model, probe, {0.5, 1.0, 1.5})) {
-        m["jacobian_chains"].push_back(
-            {{"label", ch.label}, {"spectral_radius", ch.spectral_radius}, {"norm", ch.norm}});
-      }
-    }
-    out["models"].push_back(m);
-  }
-  if (!a.csv.empty()) write_text(a.csv, csv);
+int run_grads(GradsArgs a) {
+  a.config.models = split_list(a.models);
+  const inspect::GradsReport r =
+      inspect::run_grads(a.config, [](const std::string& label) { return train::progress_printer(stderr, label); });
+  if (!a.csv.empty()) write_text(a.csv, inspect::to_csv(r));
   if (a.json) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << inspect::to_json(r).dump(2) << "\n";
     return 0;
   }
-  fmt::print(
-      "gradient of the loss at the last position with respect to each input x_t, {} (len {}), one batch of {}\n\n",
-      out["task"].get<std::string>(), out["len"].get<int>(), a.batch);
-  fmt::print("{}\n", report::terminal_log_chart(series, "distance to the loss position", "|dL/dx_t|"));
-  for (const auto& m : out["models"]) {
-    fmt::print("{:<12} nearest {:.3e}  farthest {:.3e}  farthest/nearest {:.3e}\n", m["model"].get<std::string>(),
-               m["grad_norm_x"].back().get<double>(), m["grad_norm_x"].front().get<double>(), m["decay"].get<double>());
-  }
-  for (const auto& m : out["models"]) {
-    if (!m.contains("jacobian_chains")) continue;
-    fmt::print("\nthe chain of the chapter (RNN): ||dh_T/dh_(T-k)|| = ||prod diag(1 - h^2) W_h^T||\n{:<14}{:>10}",
-               "W_h", "radius");
-    const auto& first = m["jacobian_chains"][0]["norm"];
-    std::vector<std::size_t> ks;
-    for (std::size_t k = 1; k <= first.size(); k *= 2) ks.push_back(k);
-    if (ks.back() != first.size()) ks.push_back(first.size());
-    for (std::size_t k : ks) fmt::print("{:>10}", fmt::format("k={}", k));
-    fmt::print("\n");
-    for (const auto& ch : m["jacobian_chains"]) {
-      fmt::print("{:<14}{:>10.3f}", ch["label"].get<std::string>(), ch["spectral_radius"].get<double>());
-      for (std::size_t k : ks) fmt::print("{:>10.2e}", ch["norm"][k - 1].get<double>());
-      fmt::print("\n");
-    }
-  }
+  fmt::print("{}", inspect::to_text(r, report::use_colour()));
   if (!a.csv.empty()) fmt::print("\nCSV written to {}\n", a.csv);
   return 0;
 }
@@ -288,27 +196,9 @@ int run_compare_command(CompareArgs a) {
   const inspect::CompareResult r =
       inspect::run_compare(a.config, [](const std::string& model) { return train::progress_printer(stderr, model); });
   const std::string report = inspect::write_report(r, a.out);
-  const nlohmann::json j = inspect::to_json(r);
   std::FILE* human = a.json ? stderr : stdout;
-  fmt::print(human, "\n{} (len {}), {} steps of batch {}, seed {}\n", r.info.name, r.info.len, a.config.steps,
-             a.config.batch, a.config.seed);
-  fmt::print(human, "{:<12} {:>8} {:>10} {:>10} {:>10} {:>14} {:>10} {:>9} {:>10}\n", "model", "params", "eval loss",
-             "token acc", "seq acc", "grad far/near", "path x_0", "ms/step", "MFLOP/st");
-  for (const auto& m : j["models"]) {
-    auto acc = [](const nlohmann::json& v) {
-      return v.is_null() ? std::string("-") : fmt::format("{:.4f}", v.get<double>());
-    };
-    fmt::print(human, "{:<12} {:>8} {:>10.4f} {:>10} {:>10} {:>14.3g} {:>10} {:>9.2f} {:>10.1f}\n",
-               m["model"].get<std::string>(), m["params"].get<long>(), m["eval_loss"].get<double>(),
-               acc(m["eval_token_acc"]), acc(m["eval_seq_acc"].is_null() ? m["eval_mse"] : m["eval_seq_acc"]),
-               m["grad_decay_before"].get<double>(), m["paths"].back()["path_from_first"].get<int>(),
-               m["ms_per_step"].get<double>(), m["flops_per_step"].get<double>() / 1e6);
-  }
-  fmt::print(human,
-             "  chance: {}\n  grad far/near: |dL/dx| at the farthest position over the nearest, before "
-             "training\n\nreport: {}\n",
-             r.info.chance_text, report);
-  if (a.json) std::cout << j.dump(2) << "\n";
+  fmt::print(human, "{}\nreport: {}\n", inspect::to_text(r), report);
+  if (a.json) std::cout << inspect::to_json(r).dump(2) << "\n";
   return 0;
 }
 
@@ -447,22 +337,26 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   grads->add_option("--model,--models", g->models, "models, comma-separated (fresh ones)")
       ->check(kModelList)
       ->capture_default_str();
-  grads->add_option("--task", g->task.name, "task")->check(CLI::IsMember(tasks::task_names()))->capture_default_str();
-  grads->add_option("--len", g->task.len, "task length (0: its default)")
+  grads->add_option("--task", g->config.task.name, "task")
+      ->check(CLI::IsMember(tasks::task_names()))
+      ->capture_default_str();
+  grads->add_option("--len", g->config.task.len, "task length (0: its default)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
-  grads->add_option("--checkpoint", g->checkpoint, "a run directory: inspect its trained model instead");
-  grads->add_option("--batch", g->batch, "sequences in the batch")->check(CLI::Range(1, 4096))->capture_default_str();
-  grads->add_option("--d-model", g->d_model, "width of fresh models")
+  grads->add_option("--checkpoint", g->config.checkpoint, "a run directory: inspect its trained model instead");
+  grads->add_option("--batch", g->config.batch, "sequences in the batch")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  grads->add_option("--d-model", g->config.d_model, "width of fresh models")
       ->check(CLI::Range(2, 4096))
       ->capture_default_str();
-  grads->add_option("--init", g->init, "recurrent weight init of fresh models")
+  grads->add_option("--init", g->config.init, "recurrent weight init of fresh models")
       ->check(CLI::IsMember(nn::choices::recurrent_inits))
       ->capture_default_str();
-  grads->add_option("--seed", g->seed, "seed")->check(kSeed)->capture_default_str();
-  grads->add_option("--every", g->every, "train --steps steps, recording the profile every K steps (a heatmap)")
+  grads->add_option("--seed", g->config.seed, "seed")->check(kSeed)->capture_default_str();
+  grads->add_option("--every", g->config.every, "train --steps steps, recording the profile every K steps (a heatmap)")
       ->check(CLI::Range(0, 1000000));
-  grads->add_option("--steps", g->steps, "training steps with --every")
+  grads->add_option("--steps", g->config.steps, "training steps with --every")
       ->check(CLI::Range(1, 10000000))
       ->capture_default_str();
   grads->add_option("--csv", g->csv, "also write model,distance,grad_norm_x rows here");

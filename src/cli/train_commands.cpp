@@ -110,9 +110,9 @@ int run_train(TrainArgs a) {
   const auto task = tasks::make_task(r.config.task);
   const tasks::TaskInfo& info = task->info();
   if (!a.save_grads.empty()) {
-    const auto model = train::load_checkpoint(dir).model;
+    // The model just trained, as it is in memory (the checkpoint holds the same values).
     const double loss =
-        train::save_batch_gradients(*model, *task, r.config.batch, train::eval_seed(r.config.seed), a.save_grads);
+        train::save_batch_gradients(*r.model, *task, r.config.batch, train::eval_seed(r.config.seed), a.save_grads);
     fmt::print(human, "gradients of one held-out batch (loss {:.6f}) written to {}\n", loss, a.save_grads);
   }
   fmt::print(human, "{} on {} (len {}): {} parameters, {} steps in {:.1f} s ({:.2f} ms/step)\n", r.config.model.kind,

@@ -61,6 +61,8 @@ CompareResult run_compare(const CompareConfig& config,
                           const std::function<train::TrainObserver(const std::string&)>& observer_for);
 
 nlohmann::json to_json(const CompareResult& result);
+// The side-by-side table a terminal shows, with the chance line.
+std::string to_text(const CompareResult& result);
 
 // Writes report.html, data.json and the CSV files into dir; returns the report's path.
 std::string write_report(const CompareResult& result, const std::string& dir);

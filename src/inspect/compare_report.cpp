@@ -80,11 +80,28 @@ nlohmann::json to_json(const CompareResult& r) {
   return j;
 }
 
+std::string to_text(const CompareResult& r) {
+  std::string text = fmt::format("\n{} (len {}), {} steps of batch {}, seed {}\n", r.info.name, r.info.len,
+                                 r.config.steps, r.config.batch, r.config.seed);
+  text += fmt::format("{:<12} {:>8} {:>10} {:>10} {:>10} {:>14} {:>10} {:>9} {:>10}\n", "model", "params", "eval loss",
+                      "token acc", "seq acc", "grad far/near", "path x_0", "ms/step", "MFLOP/st");
+  for (const Contender& c : r.contenders) {
+    const train::EvalResult& e = c.run.eval;
+    text +=
+        fmt::format("{:<12} {:>8} {:>10.4f} {:>10} {:>10} {:>14.3g} {:>10} {:>9.2f} {:>10.1f}\n", c.model, c.run.params,
+                    e.loss, fmt_acc(e.token_acc), fmt_acc(e.seq_acc ? e.seq_acc : e.mse), c.snapshots.front().decay(),
+                    c.paths.back().max_path(), c.run.ms_per_step, c.flops_per_step / 1e6);
+  }
+  text +=
+      fmt::format("  chance: {}\n  grad far/near: |dL/dx| at the farthest position over the nearest, before training\n",
+                  r.info.chance_text);
+  return text;
+}
+
 std::string write_report(const CompareResult& r, const std::string& dir) {
   namespace fs = std::filesystem;
   fs::create_directories(dir);
-  const nlohmann::json data = to_json(r);
-  write_file(fs::path(dir) / "data.json", data.dump(2) + "\n");
+  write_file(fs::path(dir) / "data.json", to_json(r).dump(2) + "\n");
 
   report::Page page;
   page.title = fmt::format("RNN against attention on {} (len {})", r.info.name, r.info.len);
@@ -103,25 +120,21 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
   std::string csv =
       "model,params,final_train_loss,eval_loss,eval_token_acc,eval_seq_acc,eval_mse,grad_decay_before,grad_decay_after,"
       "path_from_first,sequential_ops,ms_per_step,flops_per_step\n";
-  for (const auto& m : data["models"]) {
-    const auto& last_path = m["paths"].back();
-    auto opt = [](const nlohmann::json& v) {
-      return v.is_null() ? std::optional<double>() : std::optional<double>(v.get<double>());
-    };
-    std::vector<std::string> row{
-        m["model"].get<std::string>(),
-        std::to_string(m["params"].get<long>()),
-        fmt::format("{:.4f}", m["final_train_loss"].get<double>()),
-        fmt::format("{:.4f}", m["eval_loss"].get<double>()),
-        fmt_acc(opt(m["eval_token_acc"])),
-        fmt_acc(opt(m["eval_seq_acc"])),
-        fmt_acc(opt(m["eval_mse"])),
-        fmt::format("{:.3g}", m["grad_decay_before"].get<double>()),
-        fmt::format("{:.3g}", m["grad_decay_after"].get<double>()),
-        fmt::format("{} (len {})", last_path["path_from_first"].get<int>(), last_path["len"].get<int>()),
-        std::to_string(last_path["sequential_ops"].get<int>()),
-        fmt::format("{:.2f}", m["ms_per_step"].get<double>()),
-        fmt::format("{:.1f}", m["flops_per_step"].get<double>() / 1e6)};
+  for (const Contender& c : r.contenders) {
+    const PathReport& longest = c.paths.back();
+    std::vector<std::string> row{c.model,
+                                 std::to_string(c.run.params),
+                                 fmt::format("{:.4f}", c.run.log.empty() ? 0.0 : c.run.log.back().loss),
+                                 fmt::format("{:.4f}", c.run.eval.loss),
+                                 fmt_acc(c.run.eval.token_acc),
+                                 fmt_acc(c.run.eval.seq_acc),
+                                 fmt_acc(c.run.eval.mse),
+                                 fmt::format("{:.3g}", c.snapshots.front().decay()),
+                                 fmt::format("{:.3g}", c.snapshots.back().decay()),
+                                 fmt::format("{} (len {})", longest.max_path(), longest.len),
+                                 std::to_string(longest.sequential_ops),
+                                 fmt::format("{:.2f}", c.run.ms_per_step),
+                                 fmt::format("{:.1f}", c.flops_per_step / 1e6)};
     summary.rows.push_back(row);
     for (std::size_t k = 0; k < row.size(); ++k) csv += (k ? "," : "") + row[k];
     csv += "\n";

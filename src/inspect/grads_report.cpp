@@ -1,0 +1,129 @@
+#include "src/inspect/grads_report.h"
+
+#include <fmt/core.h>
+
+#include "src/report/terminal.h"
+#include "src/train/checkpoint.h"
+#include "src/train/config.h"
+
+namespace seqgrad::inspect {
+
+GradsReport run_grads(const GradsConfig& g,
+                      const std::function<train::TrainObserver(const std::string&)>& observer_for) {
+  GradsReport report;
+  report.batch = g.batch;
+  const std::vector<std::string> kinds = g.checkpoint.empty() ? g.models : std::vector<std::string>{""};
+  for (const std::string& kind : kinds) {
+    std::shared_ptr<nn::SequenceModel> model;
+    train::TrainConfig c;
+    if (!g.checkpoint.empty()) {
+      train::Checkpoint ck = train::load_checkpoint(g.checkpoint);
+      c = ck.config;
+      model = std::move(ck.model);
+    } else {
+      c = train::fresh_config(kind, g.task, g.d_model, g.steps, g.seed);
+      c.model.init = g.init;
+      c.batch = g.batch;
+    }
+    const auto task = tasks::make_task(c.task);
+    if (g.checkpoint.empty()) {
+      train::complete_from_task(c, task->info());
+      c.validate();
+    }
+    report.task = task->info().name;
+    report.len = task->info().len;
+    const tasks::Batch probe = task->eval_batches(g.batch, g.batch, train::eval_seed(c.seed)).front();
+    ModelGrads m;
+    m.model = c.model.kind;
+    m.recurrent = c.model.recurrent();
+    if (g.every > 0) {  // the profile every K steps while training: a heatmap of step by position
+      train::RunOptions o;
+      o.inspect_every = g.every;
+      o.inspect = [&](long step, const nn::SequenceModel& trained) {
+        m.heat_steps.push_back(step);
+        m.heat_rows.push_back(gradient_profile(trained, *task, probe).grad_norm_x);
+      };
+      o.observer = observer_for(c.model.kind + " on " + task->info().name);
+      model = train::run_training(c, o).model;
+    } else if (!model) {
+      model = nn::make_model(c.model, c.seed);
+    }
+    m.profile = gradient_profile(*model, *task, probe);
+    if (c.model.kind == "rnn") m.chains = jacobian_chains(*model, probe, {0.5, 1.0, 1.5});
+    report.models.push_back(std::move(m));
+  }
+  return report;
+}
+
+nlohmann::json to_json(const GradsReport& r) {
+  nlohmann::json out = {{"models", nlohmann::json::array()}, {"task", r.task}, {"len", r.len}};
+  for (const ModelGrads& m : r.models) {
+    nlohmann::json j = {{"model", m.model},
+                        {"task", r.task},
+                        {"len", r.len},
+                        {"distance", m.profile.distance},
+                        {"grad_norm_x", m.profile.grad_norm_x},
+                        {"decay", m.profile.decay()},
+                        {"loss", m.profile.loss}};
+    if (!m.heat_steps.empty()) j["heatmap"] = {{"steps", m.heat_steps}, {"grad_norm_x", m.heat_rows}};
+    if (m.recurrent) j["grad_norm_h"] = m.profile.grad_norm_h;
+    for (const auto& ch : m.chains) {
+      j["jacobian_chains"].push_back({{"label", ch.label}, {"spectral_radius", ch.spectral_radius}, {"norm", ch.norm}});
+    }
+    out["models"].push_back(j);
+  }
+  return out;
+}
+
+std::string to_csv(const GradsReport& r) {
+  std::string csv = "model,distance,grad_norm_x\n";
+  for (const ModelGrads& m : r.models)
+    for (std::size_t t = 0; t < m.profile.distance.size(); ++t)
+      csv += fmt::format("{},{},{:.6g}\n", m.model, m.profile.distance[t], m.profile.grad_norm_x[t]);
+  return csv;
+}
+
+std::string to_text(const GradsReport& r, bool colour) {
+  std::string text;
+  for (const ModelGrads& m : r.models) {
+    if (m.heat_steps.empty()) continue;
+    std::vector<std::string> labels;
+    for (long s : m.heat_steps) labels.push_back(fmt::format("step {}", s));
+    text += fmt::format("{}: |dL/dx_t| by training step (rows) and position t (columns, left = farthest)\n{}\n",
+                        m.model, report::terminal_heatmap(m.heat_rows, labels, true, colour));
+  }
+  text += fmt::format(
+      "gradient of the loss at the last position with respect to each input x_t, {} (len {}), one batch of {}\n\n",
+      r.task, r.len, r.batch);
+  std::vector<report::Series> series;
+  for (const ModelGrads& m : r.models) {
+    report::Series s{m.model, {}, m.profile.grad_norm_x};
+    for (int d : m.profile.distance) s.x.push_back(d);
+    series.push_back(s);
+  }
+  text += fmt::format("{}\n", report::terminal_log_chart(series, "distance to the loss position", "|dL/dx_t|"));
+  for (const ModelGrads& m : r.models) {
+    text += fmt::format("{:<12} nearest {:.3e}  farthest {:.3e}  farthest/nearest {:.3e}\n", m.model,
+                        m.profile.grad_norm_x.back(), m.profile.grad_norm_x.front(), m.profile.decay());
+  }
+  for (const ModelGrads& m : r.models) {
+    if (m.chains.empty()) continue;
+    text +=
+        fmt::format("\nthe chain of the chapter (RNN): ||dh_T/dh_(T-k)|| = ||prod diag(1 - h^2) W_h^T||\n{:<14}{:>10}",
+                    "W_h", "radius");
+    const std::size_t longest = m.chains.front().norm.size();
+    std::vector<std::size_t> ks;
+    for (std::size_t k = 1; k <= longest; k *= 2) ks.push_back(k);
+    if (ks.back() != longest) ks.push_back(longest);
+    for (std::size_t k : ks) text += fmt::format("{:>10}", fmt::format("k={}", k));
+    text += "\n";
+    for (const auto& ch : m.chains) {
+      text += fmt::format("{:<14}{:>10.3f}", ch.label, ch.spectral_radius);
+      for (std::size_t k : ks) text += fmt::format("{:>10.2e}", ch.norm[k - 1]);
+      text += "\n";
+    }
+  }
+  return text;
+}
+
+}  // namespace seqgrad::inspect
