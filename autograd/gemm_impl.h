@@ -75,7 +75,7 @@ inline void prefetch_block(const Scalar* x, long ld, int rows, int cols) {
 }
 
 // The epilogue of the block of c that starts at row i, column j.
-inline Epilogue at(const Epilogue& e, int i, int j) {
+inline Epilogue epilogue_at(const Epilogue& e, int i, int j) {
   Epilogue out = e;
   if (e.bias) out.bias = e.bias + j;
   if (e.gate) out.gate = e.gate + static_cast<long>(i) * e.ldg + j;
@@ -151,7 +151,7 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       const int n_rows = std::min(ROWS, i_end - i);
       const Scalar* ai = a + i * a_rs;
       Scalar* ci = c + static_cast<long>(i) * ldc + j;
-      const Epilogue ej = at(e, i, j);
+      const Epilogue ej = epilogue_at(e, i, j);
       // The output two tiles down, asked for now: outputs such as the FFN's hidden
       // layer are written to buffers last touched a step ago (docs/performance.md).
       constexpr int kAhead = 2;
@@ -178,7 +178,7 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
                             : panels.template operator()<false>(i_begin, i_end);
     if (j < N) {
       edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K,
-           i_end - i_begin, N - j, at(e, i_begin, j));
+           i_end - i_begin, N - j, epilogue_at(e, i_begin, j));
     }
   };
   constexpr double kParallelWork = 1 << 18;  // multiply-adds below which a second thread costs more than it gives

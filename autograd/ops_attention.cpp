@@ -31,7 +31,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
                      std::to_string(q.size(2)));
   }
   const int B = q.size(0), T = q.size(1), C = q.size(2);
-  Tensor out = Tensor::make_result("attention", q.shape(), {&q, &k, &v}, Fill::none);
+  Tensor out = Tensor::make_result("attention", q.shape(), {&q, &k, &v}, Fill::uninitialized);
   // The weights of every (sequence, head), (B, heads, T, T): what backward reuses.
   // A pool buffer, not zeroed: the fast path writes only the entries its
   // backward reads unless they are handed out (the sanitizer suite fills

@@ -23,7 +23,7 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
   detail::check_defined(op, a);
   detail::check_defined(op, b);
   const detail::Broadcast plan = detail::broadcast(op, a.shape(), b.shape());
-  Tensor out = Tensor::make_result(op, plan.out, {&a, &b}, Fill::none);
+  Tensor out = Tensor::make_result(op, plan.out, {&a, &b}, Fill::uninitialized);
   const Scalar* pa = a.data().data();
   const Scalar* pb = b.data().data();
   Scalar* po = out.data().data();
@@ -67,7 +67,7 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
 template <class F, class DF>
 Tensor unary(const char* op, const Tensor& x, F forward, DF derivative) {
   detail::check_defined(op, x);
-  Tensor out = Tensor::make_result(op, x.shape(), {&x}, Fill::none);
+  Tensor out = Tensor::make_result(op, x.shape(), {&x}, Fill::uninitialized);
   const Scalar* px = x.data().data();
   Scalar* py = out.data().data();
   const std::size_t n = x.numel();

@@ -37,7 +37,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   shape.push_back(N);
   const int M = shared ? static_cast<int>(numel(Shape(sa.begin(), sa.end() - 1))) : sa[sa.size() - 2];
   const std::size_t batch = shared ? 1 : numel(Shape(sa.begin(), sa.end() - 2));
-  Tensor out = Tensor::make_result("matmul", shape, {&a, &b}, Fill::none);
+  Tensor out = Tensor::make_result("matmul", shape, {&a, &b}, Fill::uninitialized);
 
   const std::size_t a_step = static_cast<std::size_t>(M) * K, b_step = static_cast<std::size_t>(K) * N,
                     c_step = static_cast<std::size_t>(M) * N;
@@ -103,7 +103,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   shape.push_back(N);
   std::vector<const Tensor*> parents{&x, &w};
   if (bias) parents.push_back(&b);
-  Tensor out = Tensor::make_result("linear", shape, parents, Fill::none);
+  Tensor out = Tensor::make_result("linear", shape, parents, Fill::uninitialized);
   const Scalar* pbias = bias ? b.data().data() : nullptr;
   if (use_reference()) {
     reference::linear_forward(x.data().data(), w.data().data(), pbias, out.data().data(), M, K, N);
@@ -152,7 +152,7 @@ Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const T
   std::vector<const Tensor*> parents{&x, &w1, &w2};
   if (b1) parents.push_back(&b1);
   if (b2) parents.push_back(&b2);
-  Tensor out = Tensor::make_result("feed_forward", shape, parents, Fill::none);
+  Tensor out = Tensor::make_result("feed_forward", shape, parents, Fill::uninitialized);
   // hidden = max(0, x w1 + b1), kept for backward (its own buffer, not a node)
   std::shared_ptr<std::vector<Scalar>> hidden = detail::take_scratch(static_cast<std::size_t>(M) * F);
   const Scalar *pb1 = b1 ? b1.data().data() : nullptr, *pb2 = b2 ? b2.data().data() : nullptr;

@@ -29,7 +29,7 @@ std::size_t last_dim(const char* op, const Tensor& x) {
 Tensor softmax(const Tensor& x) {
   const std::size_t V = last_dim("softmax", x);
   const std::size_t rows = V ? x.numel() / V : 0;
-  Tensor out = Tensor::make_result("softmax", x.shape(), {&x}, Fill::none);
+  Tensor out = Tensor::make_result("softmax", x.shape(), {&x}, Fill::uninitialized);
   if (use_reference()) {
     reference::softmax_forward(x.data().data(), out.data().data(), rows, V);
   } else {
@@ -52,7 +52,7 @@ Tensor softmax(const Tensor& x) {
 Tensor log_softmax(const Tensor& x) {
   const std::size_t V = last_dim("log_softmax", x);
   const std::size_t rows = V ? x.numel() / V : 0;
-  Tensor out = Tensor::make_result("log_softmax", x.shape(), {&x}, Fill::none);
+  Tensor out = Tensor::make_result("log_softmax", x.shape(), {&x}, Fill::uninitialized);
   if (use_reference()) {
     reference::log_softmax_forward(x.data().data(), out.data().data(), rows, V);
   } else {
@@ -162,7 +162,7 @@ Tensor embedding(const Tensor& weight, const std::vector<int>& ids, const Shape&
   }
   Shape shape = ids_shape;
   shape.push_back(static_cast<int>(C));
-  Tensor out = Tensor::make_result("embedding", shape, {&weight}, Fill::none);
+  Tensor out = Tensor::make_result("embedding", shape, {&weight}, Fill::uninitialized);
   for (std::size_t r = 0; r < ids.size(); ++r) {
     std::copy_n(weight.data().data() + static_cast<std::size_t>(ids[r]) * C, C, out.data().data() + r * C);
   }
@@ -190,7 +190,7 @@ Tensor masked_fill(const Tensor& x, const std::vector<std::uint8_t>& mask, const
   const detail::Broadcast plan = detail::broadcast("masked_fill", x.shape(), mask_shape);
   if (!plan.a_full)
     detail::shape_error("masked_fill", x.shape(), mask_shape, "do not match: the mask may not be larger than x");
-  Tensor out = Tensor::make_result("masked_fill", x.shape(), {&x}, Fill::none);
+  Tensor out = Tensor::make_result("masked_fill", x.shape(), {&x}, Fill::uninitialized);
   const Scalar* px = x.data().data();
   Scalar* po = out.data().data();
   detail::for_each_broadcast(plan,
@@ -226,7 +226,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
   if (C == 0) throw ShapeError("layer_norm: the last dimension is empty in shape " + to_string(x.shape()));
   if (!(eps > 0)) throw ValueError("layer_norm: eps must be positive");
   const std::size_t rows = x.numel() / C;
-  Tensor out = Tensor::make_result("layer_norm", x.shape(), {&x, &gamma, &beta}, Fill::none);
+  Tensor out = Tensor::make_result("layer_norm", x.shape(), {&x, &gamma, &beta}, Fill::uninitialized);
   // Keep what backward needs: each row's mean and 1/std (it recomputes xhat from x).
   std::vector<Scalar> mean(rows), rstd(rows);
   if (use_reference()) {
@@ -267,7 +267,7 @@ Tensor rotary(const Tensor& x, Scalar base, int period) {
   }
   const auto P = period > 0 ? static_cast<std::size_t>(period) : D;  // channels rotated as one group
   const std::size_t batch = (T > 0 && D > 0) ? x.numel() / (T * D) : 0;
-  Tensor out = Tensor::make_result("rotary", x.shape(), {&x}, Fill::none);
+  Tensor out = Tensor::make_result("rotary", x.shape(), {&x}, Fill::uninitialized);
   // One plain implementation (reference/rotary.cpp): a pass over x, no product to speed up.
   reference::rotary_forward(x.data().data(), out.data().data(), batch, T, D, P, base);
   if (out.records()) {
@@ -287,7 +287,7 @@ Tensor dropout(const Tensor& x, Scalar p, Rng& rng, bool training) {
   std::vector<Scalar> keep(x.numel());
   const Scalar scale = 1 / (1 - p);
   for (Scalar& k : keep) k = rng.uniform() < static_cast<double>(p) ? Scalar(0) : scale;
-  Tensor out = Tensor::make_result("dropout", x.shape(), {&x}, Fill::none);
+  Tensor out = Tensor::make_result("dropout", x.shape(), {&x}, Fill::uninitialized);
   for (std::size_t i = 0; i < keep.size(); ++i) out.data()[i] = x.data()[i] * keep[i];
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), keep = std::move(keep)] {

@@ -26,7 +26,7 @@ Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tens
     detail::shape_error("rnn_tanh", b.shape(), h0.shape(),
                         "b must be (H) and h0 (B, H), with H = " + std::to_string(H));
   }
-  Tensor out = Tensor::make_result("rnn_tanh", {B, T, H}, {&x, &h0, &w_x, &w_h, &b}, Fill::none);
+  Tensor out = Tensor::make_result("rnn_tanh", {B, T, H}, {&x, &h0, &w_x, &w_h, &b}, Fill::uninitialized);
   const Scalar *px = x.data().data(), *ph0 = h0.data().data(), *pwx = w_x.data().data(), *pwh = w_h.data().data(),
                *pb = b.data().data();
   if (use_reference()) {

@@ -28,7 +28,7 @@ Tensor reshape(const Tensor& x, Shape shape) {
     detail::shape_error("reshape", x.shape(), shape, "do not match: the -1 dimension cannot be inferred");
   }
   if (numel(shape) != x.numel()) detail::shape_error("reshape", x.shape(), shape, "hold different numbers of elements");
-  Tensor out = Tensor::make_result("reshape", std::move(shape), {&x}, Fill::none);
+  Tensor out = Tensor::make_result("reshape", std::move(shape), {&x}, Fill::uninitialized);
   std::copy(x.data().begin(), x.data().end(), out.data().begin());
   if (out.records()) {
     out.set_backward([xn = x.node()] { grad_pass(*xn); });  // the same values in the same order: dx = dout
@@ -43,7 +43,7 @@ Tensor transpose(const Tensor& x) {
   Shape shape = x.shape();
   const int M = shape[shape.size() - 2], N = shape[shape.size() - 1];
   std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
-  Tensor out = Tensor::make_result("transpose", shape, {&x}, Fill::none);
+  Tensor out = Tensor::make_result("transpose", shape, {&x}, Fill::uninitialized);
   const std::size_t batch = M && N ? x.numel() / (static_cast<std::size_t>(M) * N) : 0;
   const std::size_t mn = static_cast<std::size_t>(M) * N;
   for (std::size_t b = 0; b < batch; ++b) {
@@ -79,7 +79,7 @@ Tensor slice(const Tensor& x, int axis, int start, int end) {
   const detail::AxisSplit s = detail::split_at(x.shape(), axis);
   Shape shape = x.shape();
   shape[static_cast<std::size_t>(axis)] = end - start;
-  Tensor out = Tensor::make_result("slice", shape, {&x}, Fill::none);
+  Tensor out = Tensor::make_result("slice", shape, {&x}, Fill::uninitialized);
   const std::size_t len = static_cast<std::size_t>(end - start) * s.inner;  // contiguous run per outer index
   const std::size_t offset = static_cast<std::size_t>(start) * s.inner;
   for (std::size_t o = 0; o < s.outer; ++o) {
@@ -132,7 +132,7 @@ Tensor concat(const std::vector<Tensor>& xs, int axis) {
   const detail::AxisSplit s = detail::split_at(shape, axis);
   std::vector<const Tensor*> parents;
   for (const Tensor& x : xs) parents.push_back(&x);
-  Tensor out = Tensor::make_result("concat", shape, parents, Fill::none);
+  Tensor out = Tensor::make_result("concat", shape, parents, Fill::uninitialized);
   // Row o of the output is the rows o of every input, one after another.
   std::size_t at = 0;
   for (std::size_t o = 0; o < s.outer; ++o) {

@@ -52,7 +52,7 @@ struct Node {
 
 // What a new op result holds before the op fills it: zeros, or (for an op that
 // writes every element) whatever a recycled buffer held, which saves a pass.
-enum class Fill { zeros, none };
+enum class Fill { zeros, uninitialized };
 
 // Training allocates the same buffers step after step. Nodes hand theirs back
 // to a pool when they die and the next step's nodes of the same size take them
@@ -139,12 +139,12 @@ class Tensor {
 // Call these on the thread running backward, before any parallel loop.
 //
 // grad_into(x, fill): where this op writes its contribution to x, x's size;
-//   nullptr when x needs no gradient. With Fill::none the op writes (=) every
+//   nullptr when x needs no gradient. With Fill::uninitialized the op writes (=) every
 //   element; with Fill::zeros the buffer starts at zero and the op adds (+=)
 //   where it contributes (slice, embedding, a bias summed over rows).
 // grad_pass(x): x's contribution is this op's output gradient itself (add's
 //   first input, reshape). The engine moves it into place when it can.
-Scalar* grad_into(Node& x, Fill fill = Fill::none);
+Scalar* grad_into(Node& x, Fill fill = Fill::uninitialized);
 void grad_pass(Node& x);
 
 // The one fast path, for the fast kernels that can add a result into their
@@ -153,7 +153,7 @@ void grad_pass(Node& x);
 // over x's gradient itself, to add to, instead of a buffer of its own that
 // the engine adds in afterwards: a pass over memory saved each time, which
 // matters where the residual stream feeds four ops. Otherwise it
-// is grad_into(x, fill): with Fill::none, write; with Fill::zeros (an op that
+// is grad_into(x, fill): with Fill::uninitialized, write; with Fill::zeros (an op that
 // adds its contribution in pieces: a bias summed over rows, embedding rows, a
 // slice) the buffer starts at zero and `add` is true, so the op always adds.
 // An input met twice by one op still gets a buffer of its own the second
@@ -162,7 +162,7 @@ struct GradTarget {
   Scalar* data = nullptr;  // nullptr: x needs no gradient
   bool add = false;        // add (+=) to what is there, else write (=)
 };
-GradTarget grad_target(Node& x, Fill fill = Fill::none);
+GradTarget grad_target(Node& x, Fill fill = Fill::uninitialized);
 
 // Grad mode: while a NoGrad guard lives (on this thread), ops record no graph.
 bool grad_enabled();

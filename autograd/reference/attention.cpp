@@ -12,7 +12,7 @@ namespace {
 // Head h of sequence b in a (B, T, C) array: element (t, d) of a (T, D) matrix.
 struct Head {
   std::size_t b, h, T, C, D;
-  std::size_t at(std::size_t t, std::size_t d) const { return (b * T + t) * C + h * D + d; }
+  std::size_t index(std::size_t t, std::size_t d) const { return (b * T + t) * C + h * D + d; }
 };
 }  // namespace
 
@@ -22,14 +22,14 @@ void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar
   const auto Ts = static_cast<std::size_t>(T), D = static_cast<std::size_t>(C / heads);
   for (std::size_t b = 0; b < static_cast<std::size_t>(B); ++b) {
     for (std::size_t h = 0; h < static_cast<std::size_t>(heads); ++h) {
-      const Head at{b, h, Ts, static_cast<std::size_t>(C), D};
+      const Head head{b, h, Ts, static_cast<std::size_t>(C), D};
       Scalar* w = weights + (b * static_cast<std::size_t>(heads) + h) * Ts * Ts;  // (T, T): query i, key j
       for (std::size_t i = 0; i < Ts; ++i) {
         // scores: s_j = (q_i . k_j) * scale; the future (j > i) is masked when causal
         Scalar* row = w + i * Ts;
         for (std::size_t j = 0; j < Ts; ++j) {
           Scalar dot = 0;
-          for (std::size_t d = 0; d < D; ++d) dot += q[at.at(i, d)] * k[at.at(j, d)];
+          for (std::size_t d = 0; d < D; ++d) dot += q[head.index(i, d)] * k[head.index(j, d)];
           row[j] = causal && j > i ? -std::numeric_limits<Scalar>::infinity() : dot * scale;
         }
         // weights: the softmax of the scores (a masked key gets exp(-inf) = 0)
@@ -43,8 +43,8 @@ void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar
         // out_i = sum_j w_ij v_j
         for (std::size_t d = 0; d < D; ++d) {
           Scalar sum = 0;
-          for (std::size_t j = 0; j < Ts; ++j) sum += row[j] * v[at.at(j, d)];
-          out[at.at(i, d)] = sum;
+          for (std::size_t j = 0; j < Ts; ++j) sum += row[j] * v[head.index(j, d)];
+          out[head.index(i, d)] = sum;
         }
       }
     }
@@ -60,12 +60,12 @@ void attention_backward(const Scalar* q, const Scalar* k, const Scalar* v, const
   std::vector<Scalar> dW(Ts * Ts), dS(Ts * Ts);
   for (std::size_t b = 0; b < static_cast<std::size_t>(B); ++b) {
     for (std::size_t h = 0; h < static_cast<std::size_t>(heads); ++h) {
-      const Head at{b, h, Ts, static_cast<std::size_t>(C), D};
+      const Head head{b, h, Ts, static_cast<std::size_t>(C), D};
       const Scalar* w = weights + (b * static_cast<std::size_t>(heads) + h) * Ts * Ts;
       for (std::size_t i = 0; i < Ts; ++i) {
         for (std::size_t j = 0; j < Ts; ++j) {  // dW_ij = dO_i . v_j
           Scalar dot = 0;
-          for (std::size_t d = 0; d < D; ++d) dot += dout[at.at(i, d)] * v[at.at(j, d)];
+          for (std::size_t d = 0; d < D; ++d) dot += dout[head.index(i, d)] * v[head.index(j, d)];
           dW[i * Ts + j] = dot;
         }
         Scalar row_dot = 0;  // softmax's backward, row i
@@ -76,13 +76,13 @@ void attention_backward(const Scalar* q, const Scalar* k, const Scalar* v, const
         for (std::size_t d = 0; d < D; ++d) {
           Scalar sv = 0, sq = 0, sk = 0;
           for (std::size_t s = 0; s < Ts; ++s) {
-            sv += w[s * Ts + t] * dout[at.at(s, d)];  // dv_t = sum_i W_it dO_i
-            sq += dS[t * Ts + s] * k[at.at(s, d)];    // dq_t = sum_j dS_tj k_j scale
-            sk += dS[s * Ts + t] * q[at.at(s, d)];    // dk_t = sum_i dS_it q_i scale
+            sv += w[s * Ts + t] * dout[head.index(s, d)];  // dv_t = sum_i W_it dO_i
+            sq += dS[t * Ts + s] * k[head.index(s, d)];    // dq_t = sum_j dS_tj k_j scale
+            sk += dS[s * Ts + t] * q[head.index(s, d)];    // dk_t = sum_i dS_it q_i scale
           }
-          if (dv) dv[at.at(t, d)] = sv;
-          if (dq) dq[at.at(t, d)] = sq * scale;
-          if (dk) dk[at.at(t, d)] = sk * scale;
+          if (dv) dv[head.index(t, d)] = sv;
+          if (dq) dq[head.index(t, d)] = sq * scale;
+          if (dk) dk[head.index(t, d)] = sk * scale;
         }
       }
     }

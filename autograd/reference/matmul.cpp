@@ -6,7 +6,7 @@
 namespace ag::inline AG_PRECISION::reference {
 
 namespace {
-std::size_t at(int row, int col, int width) {
+std::size_t index(int row, int col, int width) {
   return static_cast<std::size_t>(row) * static_cast<std::size_t>(width) + static_cast<std::size_t>(col);
 }
 }  // namespace
@@ -16,8 +16,8 @@ void matmul_forward(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, i
   for (int i = 0; i < M; ++i) {
     for (int j = 0; j < N; ++j) {
       Scalar sum = 0;
-      for (int k = 0; k < K; ++k) sum += a[at(i, k, K)] * b[at(k, j, N)];
-      c[at(i, j, N)] = sum;
+      for (int k = 0; k < K; ++k) sum += a[index(i, k, K)] * b[index(k, j, N)];
+      c[index(i, j, N)] = sum;
     }
   }
 }
@@ -30,8 +30,8 @@ void matmul_backward(const Scalar* a, const Scalar* b, const Scalar* dc, Scalar*
     for (int i = 0; i < M; ++i) {
       for (int k = 0; k < K; ++k) {
         Scalar sum = 0;
-        for (int j = 0; j < N; ++j) sum += dc[at(i, j, N)] * b[at(k, j, N)];
-        da[at(i, k, K)] = sum;
+        for (int j = 0; j < N; ++j) sum += dc[index(i, j, N)] * b[index(k, j, N)];
+        da[index(i, k, K)] = sum;
       }
     }
   }
@@ -39,8 +39,8 @@ void matmul_backward(const Scalar* a, const Scalar* b, const Scalar* dc, Scalar*
     for (int k = 0; k < K; ++k) {
       for (int j = 0; j < N; ++j) {
         Scalar sum = 0;
-        for (int i = 0; i < M; ++i) sum += a[at(i, k, K)] * dc[at(i, j, N)];
-        db[at(k, j, N)] = sum;
+        for (int i = 0; i < M; ++i) sum += a[index(i, k, K)] * dc[index(i, j, N)];
+        db[index(k, j, N)] = sum;
       }
     }
   }
@@ -51,7 +51,7 @@ void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar
   matmul_forward(x, w, y, M, K, N);
   for (int i = 0; i < M; ++i) {
     for (int j = 0; j < N; ++j) {
-      Scalar& v = y[at(i, j, N)];
+      Scalar& v = y[index(i, j, N)];
       if (bias) v += bias[j];
       if (relu) v = std::max(v, Scalar(0));
     }
@@ -62,7 +62,7 @@ void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar
 void column_sums(const Scalar* dy, Scalar* db, int M, int N) {
   for (int j = 0; j < N; ++j) {
     Scalar sum = 0;
-    for (int i = 0; i < M; ++i) sum += dy[at(i, j, N)];
+    for (int i = 0; i < M; ++i) sum += dy[index(i, j, N)];
     db[j] = sum;
   }
 }
