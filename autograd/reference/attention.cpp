@@ -1,7 +1,5 @@
 // Multi-head scaled dot-product attention, head by head, as the paper writes it:
 // Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V.
-#include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "autograd/reference/reference.h"
@@ -33,13 +31,7 @@ void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar
           row[j] = causal && j > i ? -std::numeric_limits<Scalar>::infinity() : dot * scale;
         }
         // weights: the softmax of the scores (a masked key gets exp(-inf) = 0)
-        const Scalar mx = *std::max_element(row, row + Ts);
-        Scalar total = 0;
-        for (std::size_t j = 0; j < Ts; ++j) {
-          row[j] = std::exp(row[j] - mx);
-          total += row[j];
-        }
-        for (std::size_t j = 0; j < Ts; ++j) row[j] /= total;
+        softmax_forward(row, row, 1, Ts);
         // out_i = sum_j w_ij v_j
         for (std::size_t d = 0; d < D; ++d) {
           Scalar sum = 0;
@@ -68,9 +60,7 @@ void attention_backward(const Scalar* q, const Scalar* k, const Scalar* v, const
           for (std::size_t d = 0; d < D; ++d) dot += dout[head.index(i, d)] * v[head.index(j, d)];
           dW[i * Ts + j] = dot;
         }
-        Scalar row_dot = 0;  // softmax's backward, row i
-        for (std::size_t j = 0; j < Ts; ++j) row_dot += dW[i * Ts + j] * w[i * Ts + j];
-        for (std::size_t j = 0; j < Ts; ++j) dS[i * Ts + j] = w[i * Ts + j] * (dW[i * Ts + j] - row_dot);
+        softmax_backward(w + i * Ts, dW.data() + i * Ts, dS.data() + i * Ts, 1, Ts);  // dS = W * (dW - rowsum(dW * W))
       }
       for (std::size_t t = 0; t < Ts; ++t) {
         for (std::size_t d = 0; d < D; ++d) {

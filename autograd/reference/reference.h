@@ -36,7 +36,7 @@ void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, 
                            Scalar* dx, Scalar* dw1, Scalar* db1, Scalar* dw2, Scalar* db2, int M, int C, int F, int N);
 
 // --- softmax and the losses (softmax.cpp) -------------------------------------
-// y (rows, V) = softmax of each row of x
+// y (rows, V) = softmax of each row of x (y may be x)
 void softmax_forward(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V);
 void softmax_backward(const Scalar* y, const Scalar* dy, Scalar* dx, std::size_t rows, std::size_t V);
 // y = x - logsumexp(x), row by row
