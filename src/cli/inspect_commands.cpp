@@ -93,44 +93,12 @@ int run_paths(const PathsArgs& a) {
     }
   }
   if (lens.empty()) throw std::invalid_argument("--lens names no length");
-  const int max_len = *std::max_element(lens.begin(), lens.end());
-  nlohmann::json out = nlohmann::json::array();
-  if (!a.json)
-    fmt::print("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", "model", "layers", "len", "path from x_0",
-               "path from x_T-1", "sequential ops");
-  for (const std::string& kind : split_list(a.models)) {
-    nn::ModelConfig c;
-    c.kind = kind;
-    c.vocab = c.out_dim = 8;
-    c.d_model = 16;
-    c.heads = 2;
-    c.layers = a.layers ? a.layers : nn::default_layers(kind);
-    c.max_len = max_len;
-    const auto model = nn::make_model(c, 0);
-    std::vector<inspect::PathReport> reports;
-    for (int len : lens) reports.push_back(inspect::measure_paths(*model, len));
-    for (const auto& r : reports) {
-      out.push_back({{"model", kind},
-                     {"layers", c.layers},
-                     {"len", r.len},
-                     {"path_from", r.path_from},
-                     {"path_from_first", r.max_path()},
-                     {"path_from_last", r.min_path()},
-                     {"sequential_ops", r.sequential_ops}});
-      if (!a.json)
-        fmt::print("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", kind, c.layers, r.len, r.max_path(), r.min_path(),
-                   r.sequential_ops);
-    }
-    if (!a.json && reports.size() >= 2) {
-      const auto& p = reports.front();
-      const auto& q = reports.back();
-      const double per_step = static_cast<double>(q.max_path() - p.max_path()) / (q.len - p.len);
-      fmt::print("{:<12} path grows by {:.2f} ops per step of distance; the paper's Table 1: {}\n\n", "", per_step,
-                 kind == "transformer" ? "self-attention O(1) path, O(1) sequential operations"
-                                       : "recurrent O(n) path, O(n) sequential operations");
-    }
+  const std::vector<inspect::PathReport> reports = inspect::measure_paths(split_list(a.models), lens, a.layers);
+  if (a.json) {
+    std::cout << inspect::to_json(reports).dump(2) << "\n";
+  } else {
+    fmt::print("{}", inspect::to_text(reports));
   }
-  if (a.json) std::cout << out.dump(2) << "\n";
   return 0;
 }
 
@@ -145,36 +113,11 @@ int run_attention(const AttentionArgs& a) {
   const inspect::AttentionMaps maps =
       inspect::attention_maps(*ck.model, *task, a.input, train::eval_seed(ck.config.seed));
   const std::string out_dir = a.out.empty() ? a.dir + "/attention" : a.out;
-  std::filesystem::create_directories(out_dir);
-  nlohmann::json j = {{"tokens", maps.tokens}, {"weights", maps.weights}, {"files", nlohmann::json::array()}};
-  for (std::size_t l = 0; l < maps.weights.size(); ++l) {
-    for (std::size_t h = 0; h < maps.weights[l].size(); ++h) {
-      const std::string path = fmt::format("{}/layer{}-head{}.svg", out_dir, l, h);
-      report::Heatmap m{fmt::format("layer {}, head {}", l, h),
-                        "key",
-                        "query",
-                        "weight",
-                        maps.tokens,
-                        maps.tokens,
-                        maps.weights[l][h],
-                        false,
-                        460,
-                        420};
-      write_text(path, report::svg(m));
-      j["files"].push_back(path);
-      if (!a.json) {
-        fmt::print("layer {}, head {} (rows: queries, columns: keys)\n", l, h);
-        std::vector<std::string> labels = maps.tokens;
-        fmt::print("{}\n", report::terminal_heatmap(maps.weights[l][h], labels, false, report::use_colour()));
-      }
-    }
-  }
+  const std::vector<std::string> files = inspect::write_attention_svgs(maps, out_dir);
   if (a.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << inspect::to_json(maps, files).dump(2) << "\n";
   } else {
-    std::string input;
-    for (const auto& t : maps.tokens) input += (input.empty() ? "" : " ") + t;
-    fmt::print("input: {}\nSVG files: {}/layer*-head*.svg\n", input, out_dir);
+    fmt::print("{}", inspect::to_text(maps, out_dir, report::use_colour()));
   }
   return 0;
 }

@@ -1,7 +1,14 @@
 #include "src/inspect/attention.h"
 
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "src/report/svg.h"
+#include "src/report/terminal.h"
 
 namespace seqgrad::inspect {
 
@@ -65,6 +72,48 @@ AttentionMaps attention_maps(const nn::SequenceModel& model, const tasks::Task& 
     maps.weights.push_back(std::move(layer));
   }
   return maps;
+}
+
+std::vector<std::string> write_attention_svgs(const AttentionMaps& maps, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> files;
+  for (std::size_t l = 0; l < maps.weights.size(); ++l) {
+    for (std::size_t h = 0; h < maps.weights[l].size(); ++h) {
+      const std::string path = fmt::format("{}/layer{}-head{}.svg", dir, l, h);
+      const report::Heatmap m{fmt::format("layer {}, head {}", l, h),
+                              "key",
+                              "query",
+                              "weight",
+                              maps.tokens,
+                              maps.tokens,
+                              maps.weights[l][h],
+                              false,
+                              460,
+                              420};
+      std::ofstream out(path, std::ios::binary);
+      out << report::svg(m);
+      if (!out.flush()) throw std::runtime_error("cannot write " + path);
+      files.push_back(path);
+    }
+  }
+  return files;
+}
+
+nlohmann::json to_json(const AttentionMaps& maps, const std::vector<std::string>& files) {
+  return {{"tokens", maps.tokens}, {"weights", maps.weights}, {"files", files}};
+}
+
+std::string to_text(const AttentionMaps& maps, const std::string& dir, bool colour) {
+  std::string text;
+  for (std::size_t l = 0; l < maps.weights.size(); ++l) {
+    for (std::size_t h = 0; h < maps.weights[l].size(); ++h) {
+      text += fmt::format("layer {}, head {} (rows: queries, columns: keys)\n", l, h);
+      text += fmt::format("{}\n", report::terminal_heatmap(maps.weights[l][h], maps.tokens, false, colour));
+    }
+  }
+  std::string input;
+  for (const auto& t : maps.tokens) input += (input.empty() ? "" : " ") + t;
+  return text + fmt::format("input: {}\nSVG files: {}/layer*-head*.svg\n", input, dir);
 }
 
 }  // namespace seqgrad::inspect

@@ -1,5 +1,7 @@
 #include "src/inspect/paths.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <deque>
 #include <unordered_map>
@@ -58,6 +60,60 @@ PathReport measure_paths(const nn::SequenceModel& model, int len) {
   }
   r.sequential_ops = depth[root.node()];
   return r;
+}
+
+std::vector<PathReport> measure_paths(const std::vector<std::string>& kinds, const std::vector<int>& lens, int layers) {
+  std::vector<PathReport> reports;
+  for (const std::string& kind : kinds) {
+    nn::ModelConfig c;
+    c.kind = kind;
+    c.vocab = c.out_dim = 8;
+    c.d_model = 16;
+    c.heads = 2;
+    c.layers = layers ? layers : nn::default_layers(kind);
+    c.max_len = *std::max_element(lens.begin(), lens.end());
+    const auto model = nn::make_model(c, 0);
+    for (int len : lens) reports.push_back(measure_paths(*model, len));
+  }
+  return reports;
+}
+
+nlohmann::json to_json(const std::vector<PathReport>& reports) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PathReport& r : reports) {
+    out.push_back({{"model", r.model},
+                   {"layers", r.layers},
+                   {"len", r.len},
+                   {"path_from", r.path_from},
+                   {"path_from_first", r.max_path()},
+                   {"path_from_last", r.min_path()},
+                   {"sequential_ops", r.sequential_ops}});
+  }
+  return out;
+}
+
+std::string to_text(const std::vector<PathReport>& reports) {
+  std::string text = fmt::format("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", "model", "layers", "len", "path from x_0",
+                                 "path from x_T-1", "sequential ops");
+  for (std::size_t i = 0; i < reports.size();) {
+    std::size_t end = i;  // this model's reports: [i, end)
+    while (end < reports.size() && reports[end].model == reports[i].model) ++end;
+    for (std::size_t k = i; k < end; ++k) {
+      const PathReport& r = reports[k];
+      text += fmt::format("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", r.model, r.layers, r.len, r.max_path(),
+                          r.min_path(), r.sequential_ops);
+    }
+    if (end - i >= 2) {
+      const PathReport &p = reports[i], &q = reports[end - 1];
+      const double per_step = static_cast<double>(q.max_path() - p.max_path()) / (q.len - p.len);
+      text +=
+          fmt::format("{:<12} path grows by {:.2f} ops per step of distance; the paper's Table 1: {}\n\n", "", per_step,
+                      p.model == "transformer" ? "self-attention O(1) path, O(1) sequential operations"
+                                               : "recurrent O(n) path, O(n) sequential operations");
+    }
+    i = end;
+  }
+  return text;
 }
 
 }  // namespace seqgrad::inspect

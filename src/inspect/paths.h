@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "src/nn/model.h"
 
 namespace seqgrad::inspect {
@@ -24,5 +26,13 @@ struct PathReport {
 // Builds the model's graph on one sequence of `len` tokens (with x_t split out
 // as nodes of their own) and measures it.
 PathReport measure_paths(const nn::SequenceModel& model, int len);
+
+// `seqgrad paths`: a fresh small model of each kind (width 16, 8 tokens,
+// `layers` layers or the kind's default when 0) measured at every length,
+// model after model.
+std::vector<PathReport> measure_paths(const std::vector<std::string>& kinds, const std::vector<int>& lens, int layers);
+nlohmann::json to_json(const std::vector<PathReport>& reports);
+// The table, and under each model how fast its path grows, beside the paper's Table 1.
+std::string to_text(const std::vector<PathReport>& reports);
 
 }  // namespace seqgrad::inspect
