@@ -68,6 +68,10 @@ struct TrainArgs {
   int layers = 0;        // 0: 2 for a Transformer, 1 for a recurrent model
   std::string schedule;  // empty: warmup-rsqrt for a Transformer, constant otherwise
   bool no_ffn = false, no_causal = false, no_scale = false;
+  // The named options as typed, parsed into the config's enums in run_train.
+  std::string activation = nn::choices::to_string(nn::ModelConfig{}.activation);
+  std::string pos = nn::choices::to_string(nn::ModelConfig{}.pos);
+  std::string optimizer = nn::choices::to_string(nn::OptimizerConfig{}.kind);
   std::string out, resume, save_grads;
   std::optional<int> steps_override;
   int threads = 1;
@@ -78,6 +82,9 @@ int run_train(TrainArgs a) {
   train::TrainConfig& c = a.config;
   c.model.layers = a.layers ? a.layers : nn::default_layers(c.model.kind);
   c.schedule.kind = !a.schedule.empty() ? a.schedule : train::default_schedule(c.model.kind, c.steps).kind;
+  c.model.activation = nn::choices::parse_activation(a.activation);
+  c.model.pos = nn::choices::parse_positional_encoding(a.pos);
+  c.optim.kind = nn::choices::parse_optimizer(a.optimizer);
   c.model.ffn = !a.no_ffn;
   c.model.causal = !a.no_causal;
   c.model.scale_attention = !a.no_scale;
@@ -164,10 +171,10 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   t->add_flag("--no-ffn", a->no_ffn, "leave the feed-forward network out of every block");
-  t->add_option("--activation", c.model.activation, "FFN activation")
+  t->add_option("--activation", a->activation, "FFN activation")
       ->check(CLI::IsMember(nn::choices::activations))
       ->capture_default_str();
-  t->add_option("--pos", c.model.pos, "positional encoding")
+  t->add_option("--pos", a->pos, "positional encoding")
       ->check(CLI::IsMember(nn::choices::positional_encodings))
       ->capture_default_str();
   t->add_flag("--pre-ln", c.model.pre_ln, "LayerNorm before each sublayer instead of after (post-LN, the paper's)");
@@ -183,7 +190,7 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   t->add_option("--dropout", c.model.dropout, "dropout probability")
       ->check(CLI::Range(0.0, 0.95))
       ->capture_default_str();
-  t->add_option("--optimizer", c.optim.kind, nn::choices::one_of_text(nn::choices::optimizers))
+  t->add_option("--optimizer", a->optimizer, nn::choices::one_of_text(nn::choices::optimizers))
       ->check(CLI::IsMember(nn::choices::optimizers))
       ->capture_default_str();
   t->add_option("--lr", c.optim.lr, "peak learning rate")->check(kFinitePositive)->capture_default_str();

@@ -147,7 +147,7 @@ LabResult no_position() {
     c.heads = 2;
     c.layers = 2;
     c.causal = false;
-    c.pos = pos;
+    c.pos = nn::choices::parse_positional_encoding(pos);
     c.max_len = 8;
     const auto model = nn::make_model(c, 3);
     for (const Pair& p : pairs) {

@@ -19,4 +19,25 @@ void check(const std::string& what, const std::string& value, const std::vector<
   }
 }
 
+namespace {
+// The position of `name` in `names` (which check has found it in).
+std::size_t index_of(const std::string& what, const std::string& name, const std::vector<std::string>& names) {
+  check(what, name, names);
+  return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+}  // namespace
+
+Activation parse_activation(const std::string& name) {
+  return static_cast<Activation>(index_of("activation", name, activations));
+}
+PositionalEncoding parse_positional_encoding(const std::string& name) {
+  return static_cast<PositionalEncoding>(index_of("positional encoding", name, positional_encodings));
+}
+Optimizer parse_optimizer(const std::string& name) {
+  return static_cast<Optimizer>(index_of("optimizer", name, optimizers));
+}
+const std::string& to_string(Activation a) { return activations.at(static_cast<std::size_t>(a)); }
+const std::string& to_string(PositionalEncoding p) { return positional_encodings.at(static_cast<std::size_t>(p)); }
+const std::string& to_string(Optimizer o) { return optimizers.at(static_cast<std::size_t>(o)); }
+
 }  // namespace seqgrad::nn::choices

@@ -17,6 +17,19 @@ inline const std::vector<std::string> positional_encodings{"none", "sinusoidal",
 inline const std::vector<std::string> optimizers{"sgd", "adam", "adamw"};
 inline const std::vector<std::string> schedules{"constant", "warmup-rsqrt", "cosine"};
 
+// The options the code branches on are enums, their values in the order of
+// the lists above; each has one parse (which throws as check does) and one
+// to_string, for the command line and the checkpoint's JSON.
+enum class Activation { relu, gelu };
+enum class PositionalEncoding { none, sinusoidal, learned, rope };
+enum class Optimizer { sgd, adam, adamw };
+Activation parse_activation(const std::string& name);
+PositionalEncoding parse_positional_encoding(const std::string& name);
+Optimizer parse_optimizer(const std::string& name);
+const std::string& to_string(Activation a);
+const std::string& to_string(PositionalEncoding p);
+const std::string& to_string(Optimizer o);
+
 // "a, b or c": a list of choices, for messages and help.
 std::string one_of_text(const std::vector<std::string>& names);
 // Throws std::invalid_argument("unknown <what> 'value'; expected a, b or c")

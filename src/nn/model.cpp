@@ -30,26 +30,34 @@ void ModelConfig::validate() const {
     bad("d_model " + std::to_string(d_model) + " is not divisible by heads " + std::to_string(heads));
   }
   if (ffn_mult <= 0) bad("ffn_mult must be positive, got " + std::to_string(ffn_mult));
-  choices::check("activation", activation, choices::activations);
-  choices::check("positional encoding", pos, choices::positional_encodings);
-  if (pos == "learned" && max_len <= 0) bad("a learned positional encoding needs max_len > 0");
-  if (pos == "rope" && (d_model / heads) % 2 != 0) {
+  if (pos == choices::PositionalEncoding::learned && max_len <= 0)
+    bad("a learned positional encoding needs max_len > 0");
+  if (pos == choices::PositionalEncoding::rope && (d_model / heads) % 2 != 0) {
     bad("rope needs an even head width, got d_model / heads = " + std::to_string(d_model / heads));
   }
-  if (pos == "sinusoidal" && d_model % 2 != 0)
+  if (pos == choices::PositionalEncoding::sinusoidal && d_model % 2 != 0)
     bad("a sinusoidal encoding needs an even d_model, got " + std::to_string(d_model));
 }
 
 void to_json(nlohmann::json& j, const ModelConfig& c) {
-  j = {{"kind", c.kind},         {"vocab", c.vocab},
-       {"features", c.features}, {"out_dim", c.out_dim},
-       {"d_model", c.d_model},   {"layers", c.layers},
-       {"init", c.init},         {"embed_init", c.embed_init},
-       {"heads", c.heads},       {"ffn_mult", c.ffn_mult},
-       {"ffn", c.ffn},           {"activation", c.activation},
-       {"pos", c.pos},           {"pre_ln", c.pre_ln},
-       {"causal", c.causal},     {"scale_attention", c.scale_attention},
-       {"max_len", c.max_len},   {"dropout", c.dropout}};
+  j = {{"kind", c.kind},
+       {"vocab", c.vocab},
+       {"features", c.features},
+       {"out_dim", c.out_dim},
+       {"d_model", c.d_model},
+       {"layers", c.layers},
+       {"init", c.init},
+       {"embed_init", c.embed_init},
+       {"heads", c.heads},
+       {"ffn_mult", c.ffn_mult},
+       {"ffn", c.ffn},
+       {"activation", choices::to_string(c.activation)},
+       {"pos", choices::to_string(c.pos)},
+       {"pre_ln", c.pre_ln},
+       {"causal", c.causal},
+       {"scale_attention", c.scale_attention},
+       {"max_len", c.max_len},
+       {"dropout", c.dropout}};
 }
 
 void from_json(const nlohmann::json& j, ModelConfig& c) {
@@ -64,8 +72,8 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
   c.heads = j.at("heads").get<int>();
   c.ffn_mult = j.at("ffn_mult").get<int>();
   c.ffn = j.at("ffn").get<bool>();
-  c.activation = j.at("activation").get<std::string>();
-  c.pos = j.at("pos").get<std::string>();
+  c.activation = choices::parse_activation(j.at("activation").get<std::string>());
+  c.pos = choices::parse_positional_encoding(j.at("pos").get<std::string>());
   c.pre_ln = j.at("pre_ln").get<bool>();
   c.causal = j.at("causal").get<bool>();
   c.scale_attention = j.at("scale_attention").get<bool>();

@@ -29,14 +29,14 @@ struct ModelConfig {
   std::string embed_init = "auto";  // of the input embedding: auto = normal (recurrent), xavier (Transformer)
   // Transformer
   int heads = 4;
-  int ffn_mult = 4;                 // the FFN is d_model -> ffn_mult * d_model -> d_model
-  bool ffn = true;                  // false: attention blocks with no FFN at all
-  std::string activation = "relu";  // relu | gelu
-  std::string pos = "sinusoidal";   // none | sinusoidal | learned | rope
-  bool pre_ln = false;              // false: post-LN as in the paper
-  bool causal = true;               // each position sees only itself and the past
-  bool scale_attention = true;      // divide scores by sqrt(d_k)
-  int max_len = 0;                  // longest sequence; needed by learned encodings and checked by all
+  int ffn_mult = 4;  // the FFN is d_model -> ffn_mult * d_model -> d_model
+  bool ffn = true;   // false: attention blocks with no FFN at all
+  choices::Activation activation = choices::Activation::relu;
+  choices::PositionalEncoding pos = choices::PositionalEncoding::sinusoidal;
+  bool pre_ln = false;          // false: post-LN as in the paper
+  bool causal = true;           // each position sees only itself and the past
+  bool scale_attention = true;  // divide scores by sqrt(d_k)
+  int max_len = 0;              // longest sequence; needed by learned encodings and checked by all
   double dropout = 0;
 
   bool recurrent() const { return kind != "transformer"; }

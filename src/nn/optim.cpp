@@ -9,7 +9,6 @@
 namespace seqgrad::nn {
 
 void OptimizerConfig::validate() const {
-  choices::check("optimizer", kind, choices::optimizers);
   if (!(std::isfinite(lr) && lr > 0))
     throw std::invalid_argument("the learning rate must be a finite positive number, got " + std::to_string(lr));
   if (!(momentum >= 0 && momentum < 1)) throw std::invalid_argument("momentum must be in [0, 1)");
@@ -24,7 +23,7 @@ Optimizer::Optimizer(std::vector<std::pair<std::string, ag::Tensor>> params, Opt
   config_.validate();
   for (auto& [name, p] : params_) {
     m_.emplace_back(p.numel(), 0.0);
-    v_.emplace_back(config_.kind == "sgd" ? 0 : p.numel(), 0.0);
+    v_.emplace_back(config_.kind == choices::Optimizer::sgd ? 0 : p.numel(), 0.0);
   }
 }
 
@@ -46,7 +45,7 @@ void Optimizer::step(double lr) {
     const ag::Scalar* pg = g.data();
     double *pm = m.data(), *pv = v.data();
     const double wd = config_.weight_decay, momentum = config_.momentum, eps = config_.eps;
-    if (config_.kind == "sgd") {
+    if (config_.kind == choices::Optimizer::sgd) {
 #pragma omp simd
       for (std::size_t i = 0; i < n; ++i) {
         const double grad = pg[i] + wd * pw[i];
@@ -55,7 +54,8 @@ void Optimizer::step(double lr) {
       }
       continue;
     }
-    const double adam_wd = config_.kind == "adam" ? wd : 0, adamw_wd = config_.kind == "adamw" ? wd : 0;
+    const double adam_wd = config_.kind == choices::Optimizer::adam ? wd : 0,
+                 adamw_wd = config_.kind == choices::Optimizer::adamw ? wd : 0;
 #pragma omp simd
     for (std::size_t i = 0; i < n; ++i) {
       const double grad = pg[i] + adam_wd * pw[i];  // Adam: L2 in the gradient; AdamW: decay beside it
@@ -71,8 +71,8 @@ std::vector<std::pair<std::string, std::vector<double>>> Optimizer::state() cons
   std::vector<std::pair<std::string, std::vector<double>>> out;
   for (std::size_t k = 0; k < params_.size(); ++k) {
     const std::string& name = params_[k].first;
-    out.emplace_back((config_.kind == "sgd" ? "momentum." : "m.") + name, m_[k]);
-    if (config_.kind != "sgd") out.emplace_back("v." + name, v_[k]);
+    out.emplace_back((config_.kind == choices::Optimizer::sgd ? "momentum." : "m.") + name, m_[k]);
+    if (config_.kind != choices::Optimizer::sgd) out.emplace_back("v." + name, v_[k]);
   }
   return out;
 }
@@ -85,10 +85,10 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, std::vector<
   };
   for (std::size_t k = 0; k < params_.size(); ++k) {
     const std::string& name = params_[k].first;
-    const std::vector<double>& m = find((config_.kind == "sgd" ? "momentum." : "m.") + name);
+    const std::vector<double>& m = find((config_.kind == choices::Optimizer::sgd ? "momentum." : "m.") + name);
     if (m.size() != m_[k].size()) throw std::invalid_argument("optimizer state for '" + name + "' has the wrong size");
     m_[k].assign(m.begin(), m.end());
-    if (config_.kind != "sgd") {
+    if (config_.kind != choices::Optimizer::sgd) {
       const std::vector<double>& v = find("v." + name);
       if (v.size() != v_[k].size())
         throw std::invalid_argument("optimizer state for '" + name + "' has the wrong size");

@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "autograd/tensor.h"
+#include "src/nn/choices.h"
 
 namespace seqgrad::nn {
 
 struct OptimizerConfig {
-  std::string kind = "adam";  // one of choices::optimizers
+  choices::Optimizer kind = choices::Optimizer::adam;
   double lr = 1e-3;
   double momentum = 0.9;                         // sgd
   double beta1 = 0.9, beta2 = 0.98, eps = 1e-9;  // the paper's Adam settings

@@ -8,7 +8,7 @@ MultiHeadAttention::MultiHeadAttention(const ModelConfig& c, ag::Rng& rng)
     : heads_(c.heads),
       causal_(c.causal),
       scale_(c.scale_attention),
-      rope_(c.pos == "rope"),
+      rope_(c.pos == choices::PositionalEncoding::rope),
       w_q_(c.d_model, c.d_model, rng, Init::xavier),
       w_k_(c.d_model, c.d_model, rng, Init::xavier),
       w_v_(c.d_model, c.d_model, rng, Init::xavier),
@@ -35,7 +35,7 @@ ag::Tensor MultiHeadAttention::forward(const ag::Tensor& x, ag::Tensor* weights)
 }
 
 FeedForward::FeedForward(const ModelConfig& c, ag::Rng& rng)
-    : gelu_(c.activation == "gelu"),
+    : gelu_(c.activation == choices::Activation::gelu),
       up_(c.d_model, c.ffn_mult * c.d_model, rng, Init::xavier),
       down_(c.ffn_mult * c.d_model, c.d_model, rng, Init::xavier) {
   add_module("up", up_);
@@ -102,7 +102,7 @@ Transformer::Transformer(const ModelConfig& c, std::uint64_t seed) : SequenceMod
   const Init embed_init = c.embed_init == "auto" ? Init::xavier : parse_init(c.embed_init);
   input_ = std::make_unique<InputLayer>(c, c.d_model, embed_init, rng);
   add_module("input", *input_);
-  if (c.pos == "learned") {
+  if (c.pos == choices::PositionalEncoding::learned) {
     ag::Tensor table = init_matrix(c.max_len, c.d_model, Init::normal, rng);
     for (auto& v : table.data()) v *= ag::Scalar(0.1);
     pos_table_ = add_parameter("pos_embedding", table);
@@ -128,8 +128,8 @@ ForwardOutput Transformer::forward(const SequenceInput& in, const ForwardOptions
   // encoding added next neither drowns them nor is drowned by them.
   ag::Tensor x =
       config_.vocab > 0 ? out.inputs * static_cast<ag::Scalar>(std::sqrt(static_cast<double>(C))) : out.inputs;
-  if (config_.pos == "sinusoidal") x = x + sinusoidal_encoding(in.T, C);
-  if (config_.pos == "learned") x = x + ag::slice(pos_table_, 0, 0, in.T);
+  if (config_.pos == choices::PositionalEncoding::sinusoidal) x = x + sinusoidal_encoding(in.T, C);
+  if (config_.pos == choices::PositionalEncoding::learned) x = x + ag::slice(pos_table_, 0, 0, in.T);
   if (options.training && config_.dropout > 0)
     x = ag::dropout(x, static_cast<ag::Scalar>(config_.dropout), *options.rng, true);
   // The weights are copied out only for looking inside, not on the training path (16 MB a layer at T = 512).

@@ -20,7 +20,7 @@ void to_json(nlohmann::json& j, const TrainConfig& c) {
   j = {{"model", c.model},
        {"task", {{"name", c.task.name}, {"len", c.task.len}, {"text", c.task.text_path}}},
        {"optim",
-        {{"kind", c.optim.kind},
+        {{"kind", nn::choices::to_string(c.optim.kind)},
          {"lr", c.optim.lr},
          {"momentum", c.optim.momentum},
          {"beta1", c.optim.beta1},
@@ -41,7 +41,7 @@ void from_json(const nlohmann::json& j, TrainConfig& c) {
   const auto& t = j.at("task");
   c.task = {t.at("name").get<std::string>(), t.at("len").get<int>(), t.at("text").get<std::string>()};
   const auto& o = j.at("optim");
-  c.optim.kind = o.at("kind").get<std::string>();
+  c.optim.kind = nn::choices::parse_optimizer(o.at("kind").get<std::string>());
   c.optim.lr = o.at("lr").get<double>();
   c.optim.momentum = o.at("momentum").get<double>();
   c.optim.beta1 = o.at("beta1").get<double>();

@@ -43,10 +43,10 @@ TEST_CASE("a whole tiny Transformer passes gradcheck, in each variant", "[gradch
     c.kind = "transformer";
     c.heads = 2;
     c.layers = 2;
-    c.pos = v.pos;
+    c.pos = seqgrad::nn::choices::parse_positional_encoding(v.pos);
     c.pre_ln = v.pre_ln;
     c.ffn = v.ffn;
-    c.activation = v.activation;
+    c.activation = seqgrad::nn::choices::parse_activation(v.activation);
     const ag::GradcheckResult r = check_model(c);
     INFO(v.pos << (v.pre_ln ? " pre-LN" : " post-LN") << ": max rel error " << r.max_rel_error << " over "
                << r.checked);

@@ -162,7 +162,7 @@ TEST_CASE("bad model configs and inputs are refused by name", "[models][errors]"
   c = config("cnn");
   CHECK_THROWS_WITH(make_model(c, 0), "unknown model 'cnn'; expected rnn, lstm, gru or transformer");
   c = config("transformer");
-  c.pos = "learned";
+  c.pos = choices::PositionalEncoding::learned;
   c.max_len = 0;
   CHECK_THROWS_WITH(make_model(c, 0), "a learned positional encoding needs max_len > 0");
   c = config("rnn");
@@ -214,4 +214,15 @@ TEST_CASE("the fused RNN (one op per layer) equals the unrolled one: logits and 
     REQUIRE(a.grads[i].size() == b.grads[i].size());
     CHECK(max_rel_diff(a.grads[i], b.grads[i]) < 1e-5);
   }
+}
+
+TEST_CASE("every named option parses to its enum and back; an unknown one names the choices", "[models][choices]") {
+  for (const auto& name : choices::activations) CHECK(choices::to_string(choices::parse_activation(name)) == name);
+  for (const auto& name : choices::positional_encodings)
+    CHECK(choices::to_string(choices::parse_positional_encoding(name)) == name);
+  for (const auto& name : choices::optimizers) CHECK(choices::to_string(choices::parse_optimizer(name)) == name);
+  CHECK(choices::parse_positional_encoding("rope") == choices::PositionalEncoding::rope);
+  CHECK_THROWS_WITH(choices::parse_positional_encoding("alibi"),
+                    "unknown positional encoding 'alibi'; expected none, sinusoidal, learned or rope");
+  CHECK_THROWS_WITH(choices::parse_optimizer("lion"), "unknown optimizer 'lion'; expected sgd, adam or adamw");
 }

@@ -17,7 +17,7 @@ ag::Tensor param_with_grad(std::vector<ag::Scalar> w, std::vector<ag::Scalar> g)
 TEST_CASE("SGD with momentum follows v = mu v + g, w -= lr v", "[optim]") {
   ag::Tensor p = param_with_grad({1, 2}, {0.5, -1});
   OptimizerConfig c;
-  c.kind = "sgd";
+  c.kind = choices::Optimizer::sgd;
   c.momentum = 0.9;
   Optimizer opt({{"p", p}}, c);
   opt.step(0.1);
@@ -38,7 +38,7 @@ TEST_CASE("Adam's first step moves every weight by lr, whatever the gradient's s
 TEST_CASE("AdamW decays weights apart from the gradient", "[optim]") {
   ag::Tensor p = param_with_grad({2}, {0});
   OptimizerConfig c;
-  c.kind = "adamw";
+  c.kind = choices::Optimizer::adamw;
   c.weight_decay = 0.1;
   Optimizer opt({{"p", p}}, c);
   opt.step(0.5);

@@ -136,7 +136,7 @@ TEST_CASE("a stop request finishes the step, saves, and says so", "[training][ch
 
 TEST_CASE("a diverging run stops at the step where it went non-finite", "[training][errors]") {
   train::TrainConfig c = tiny("rnn", "copy", 3, 50);
-  c.optim.kind = "sgd";
+  c.optim.kind = nn::choices::Optimizer::sgd;
   c.optim.lr = 1e38;  // the first update leaves weights near 1e37, whose products overflow float32
   c.clip = 0;
   CHECK_THROWS_WITH(train::run_training(c, {}),
