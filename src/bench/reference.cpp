@@ -2,6 +2,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -9,7 +10,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fmt/core.h>
 #include <nlohmann/json.hpp>
+
+#include "src/bench/workloads.h"
 
 namespace seqgrad::bench {
 
@@ -74,6 +78,78 @@ ReferenceResult run_reference(const std::string& interpreter, const std::string&
   if (j[0].contains("peak_rss_mib_so_far") && j[0]["peak_rss_mib_so_far"].is_number())
     r.peak_rss_mib = j[0]["peak_rss_mib_so_far"].get<double>();
   return r;
+}
+
+double ReferenceRow::ratio() const { return percentile(ratios, 0.5); }
+
+ReferenceComparison compare_with_reference(const std::string& interpreter, const std::string& script,
+                                           const std::vector<std::string>& workloads, int threads, int steps,
+                                           int rounds,
+                                           const std::function<void(int, const ReferenceComparison&)>& on_round) {
+  if (!std::filesystem::is_regular_file(script)) throw std::invalid_argument("--reference: no file at " + script);
+  ReferenceComparison c{script, interpreter, threads, steps, rounds, {}};
+  for (const std::string& w : workloads) c.rows.push_back({w, {}, {}, {}, 0, 0});
+  for (int round = 1; round <= rounds; ++round) {
+    for (ReferenceRow& row : c.rows) {
+      const BenchResult r = run_workload(find_workload(row.workload), steps, threads);
+      const ReferenceResult ref = run_reference(interpreter, script, row.workload, threads, steps);
+      row.ours.push_back(r.ms_median);
+      row.theirs.push_back(ref.ms_median);
+      row.ratios.push_back(r.ms_median / ref.ms_median);
+      if (round == 1) row.our_rss = r.peak_rss_mib;  // later rounds only repeat the process's peak so far
+      row.their_rss = std::max(row.their_rss, ref.peak_rss_mib);
+    }
+    if (on_round) on_round(round, c);
+  }
+  return c;
+}
+
+std::string round_text(const ReferenceComparison& c, int round) {
+  std::string line;
+  const auto k = static_cast<std::size_t>(round - 1);
+  for (const ReferenceRow& row : c.rows) {
+    line += fmt::format("  {} {:.2f} / {:.2f} = {:.2f}", row.workload, row.ours[k], row.theirs[k], row.ratios[k]);
+  }
+  return fmt::format("round {}:{}\n", round, line);
+}
+
+std::string summary_text(const ReferenceComparison& c) {
+  std::string text = fmt::format("{:<18} {:<18} {:>9} {:>11} {:>7}  {}\n", "workload", "PyTorch's", "ours ms",
+                                 "PyTorch ms", "ratio", "target");
+  for (const ReferenceRow& row : c.rows) {
+    text += fmt::format("{:<18} {:<18} {:>9.2f} {:>11.2f} {:>7.2f}  <= {}: {}\n", row.workload,
+                        reference_workload(row.workload), percentile(row.ours, 0.5), percentile(row.theirs, 0.5),
+                        row.ratio(), kTargetRatio, row.met() ? "met" : "not met");
+  }
+  text +=
+      "ratio: the median over the rounds of ours / PyTorch's; peak memory: PyTorch ran each workload alone, ours is "
+      "this\nprocess's so far in the first round (run --workload NAME alone for its own)\n";
+  for (const ReferenceRow& row : c.rows) {
+    text +=
+        fmt::format("peak memory, {}: ours {:.0f} MiB, PyTorch {:.0f} MiB\n", row.workload, row.our_rss, row.their_rss);
+  }
+  return text;
+}
+
+nlohmann::json to_json(const ReferenceComparison& c, const std::string& build) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const ReferenceRow& row : c.rows) {
+    j.push_back({{"workload", row.workload},
+                 {"threads", c.threads},
+                 {"steps", c.steps},
+                 {"rounds", c.rounds},
+                 {"ms_per_step_median", percentile(row.ours, 0.5)},
+                 {"reference_workload", reference_workload(row.workload)},
+                 {"reference_ms_per_step_median", percentile(row.theirs, 0.5)},
+                 {"ratios", row.ratios},
+                 {"ratio", row.ratio()},
+                 {"target_ratio", kTargetRatio},
+                 {"met", row.met()},
+                 {"peak_rss_mib", row.our_rss},
+                 {"reference_peak_rss_mib", row.their_rss},
+                 {"build", build}});
+  }
+  return j;
 }
 
 }  // namespace seqgrad::bench

@@ -3,7 +3,11 @@
 // in one run on one machine and the targets are read as ratios.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace seqgrad::bench {
 
@@ -30,5 +34,32 @@ std::string reference_blas_threads(int threads);
 // output that is not the reference's JSON).
 ReferenceResult run_reference(const std::string& interpreter, const std::string& script, const std::string& workload,
                               int threads, int steps);
+
+// Ours against the reference, workload after workload, round after round:
+// each ratio is taken from two figures measured one right after the other,
+// and the verdict from the median ratio (these machines are shared and noisy).
+constexpr double kTargetRatio = 0.5;  // the performance target: at most half of PyTorch's step time
+struct ReferenceRow {
+  std::string workload;
+  std::vector<double> ours, theirs, ratios;  // ms per step, one per round
+  double our_rss = 0, their_rss = 0;         // peak MiB: ours in the first round, the reference's largest
+  double ratio() const;                      // the median of the ratios
+  bool met() const { return ratio() <= kTargetRatio; }
+};
+struct ReferenceComparison {
+  std::string script, interpreter;
+  int threads = 1, steps = 0, rounds = 0;
+  std::vector<ReferenceRow> rows;
+};
+// `on_round(round, comparison)` is called after each round, for a live display.
+ReferenceComparison compare_with_reference(const std::string& interpreter, const std::string& script,
+                                           const std::vector<std::string>& workloads, int threads, int steps,
+                                           int rounds,
+                                           const std::function<void(int, const ReferenceComparison&)>& on_round);
+// One round's line: "  rnn 1.75 / 5.27 = 0.33  transformer ...".
+std::string round_text(const ReferenceComparison& c, int round);
+// The table of medians and verdicts, and the peak memory of each.
+std::string summary_text(const ReferenceComparison& c);
+nlohmann::json to_json(const ReferenceComparison& c, const std::string& build);
 
 }  // namespace seqgrad::bench

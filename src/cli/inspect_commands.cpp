@@ -152,74 +152,20 @@ struct BenchArgs {
   bool json = false;
 };
 
-// Ours and the PyTorch reference, workload after workload, round after round:
-// each ratio is taken from two figures measured one right after the other, and
-// the verdict from the median ratio (these machines are shared and noisy).
 int run_bench_against_reference(const BenchArgs& a, const std::string& build, std::FILE* human) {
-  constexpr double kTarget = 0.5;  // the issue's: at most half of PyTorch's step time
-  struct Row {
-    std::vector<double> ours, theirs, ratios;
-    double our_rss = 0, their_rss = 0;
-  };
   if (!std::filesystem::is_regular_file(a.reference))
     throw std::invalid_argument("--reference: no file at " + a.reference);
-  std::vector<Row> rows(a.workloads.size());
   fmt::print(human,
              "against the PyTorch reference {} ({}), {} thread(s) (its BLAS too: OPENBLAS_NUM_THREADS={}), {} timed "
              "steps, {} round(s); {}\n",
              a.reference, a.python, a.threads, bench::reference_blas_threads(a.threads), a.steps, a.rounds, build);
-  for (int round = 1; round <= a.rounds; ++round) {
-    std::string line;
-    for (std::size_t i = 0; i < a.workloads.size(); ++i) {
-      const bench::BenchResult r = bench::run_workload(bench::find_workload(a.workloads[i]), a.steps, a.threads);
-      const bench::ReferenceResult ref =
-          bench::run_reference(a.python, a.reference, a.workloads[i], a.threads, a.steps);
-      Row& row = rows[i];
-      row.ours.push_back(r.ms_median);
-      row.theirs.push_back(ref.ms_median);
-      row.ratios.push_back(r.ms_median / ref.ms_median);
-      if (round == 1) row.our_rss = r.peak_rss_mib;  // later rounds only repeat the process's peak so far
-      row.their_rss = std::max(row.their_rss, ref.peak_rss_mib);
-      line +=
-          fmt::format("  {} {:.2f} / {:.2f} = {:.2f}", a.workloads[i], r.ms_median, ref.ms_median, row.ratios.back());
-    }
-    fmt::print(human, "round {}:{}\n", round, line);
-  }
-  fmt::print(human, "{:<18} {:<18} {:>9} {:>11} {:>7}  {}\n", "workload", "PyTorch's", "ours ms", "PyTorch ms", "ratio",
-             "target");
-  nlohmann::json j = nlohmann::json::array();
-  const auto median = [](const std::vector<double>& v) { return bench::percentile(v, 0.5); };
-  for (std::size_t i = 0; i < a.workloads.size(); ++i) {
-    const Row& row = rows[i];
-    const double ratio = median(row.ratios);
-    const bool met = ratio <= kTarget;
-    fmt::print(human, "{:<18} {:<18} {:>9.2f} {:>11.2f} {:>7.2f}  <= {}: {}\n", a.workloads[i],
-               bench::reference_workload(a.workloads[i]), median(row.ours), median(row.theirs), ratio, kTarget,
-               met ? "met" : "not met");
-    j.push_back({{"workload", a.workloads[i]},
-                 {"threads", a.threads},
-                 {"steps", a.steps},
-                 {"rounds", a.rounds},
-                 {"ms_per_step_median", median(row.ours)},
-                 {"reference_workload", bench::reference_workload(a.workloads[i])},
-                 {"reference_ms_per_step_median", median(row.theirs)},
-                 {"ratios", row.ratios},
-                 {"ratio", ratio},
-                 {"target_ratio", kTarget},
-                 {"met", met},
-                 {"peak_rss_mib", row.our_rss},
-                 {"reference_peak_rss_mib", row.their_rss},
-                 {"build", build}});
-  }
-  fmt::print(human,
-             "ratio: the median over the rounds of ours / PyTorch's; peak memory: PyTorch ran each workload alone, "
-             "ours is this\n"
-             "process's so far in the first round (run --workload NAME alone for its own)\n");
-  for (std::size_t i = 0; i < a.workloads.size(); ++i) {
-    fmt::print(human, "peak memory, {}: ours {:.0f} MiB, PyTorch {:.0f} MiB\n", a.workloads[i], rows[i].our_rss,
-               rows[i].their_rss);
-  }
-  if (a.json) std::cout << j.dump(2) << "\n";
+  const bench::ReferenceComparison c =
+      bench::compare_with_reference(a.python, a.reference, a.workloads, a.threads, a.steps, a.rounds,
+                                    [human](int round, const bench::ReferenceComparison& so_far) {
+                                      fmt::print(human, "{}", bench::round_text(so_far, round));
+                                    });
+  fmt::print(human, "{}", bench::summary_text(c));
+  if (a.json) std::cout << bench::to_json(c, build).dump(2) << "\n";
   return 0;
 }
 
