@@ -25,31 +25,27 @@ PathReport measure_paths(const nn::SequenceModel& model, int len) {
   // The output at the last position: its own node where the model has one.
   const ag::Tensor root = out.outputs.empty() ? ag::select(out.logits, 1, len - 1) : out.outputs.back();
 
-  // The graph, read backwards from the root; every node's users (children).
-  std::vector<ag::Node*> order = ag::topological_order(root.node());
-  std::unordered_map<const ag::Node*, std::vector<const ag::Node*>> users;
-  for (const ag::Node* n : order)
-    for (const auto& p : n->parents) users[p.get()].push_back(n);
-
   PathReport r;
   r.model = c.kind;
   r.len = len;
   r.layers = c.layers;
-  // Fewest ops from x_t forward to the root: breadth-first, counting edges.
-  for (const ag::Tensor& x : out.positions) {
-    std::unordered_map<const ag::Node*, int> dist{{x.node(), 0}};
-    std::deque<const ag::Node*> queue{x.node()};
-    int found = -1;
-    while (!queue.empty() && found < 0) {
-      const ag::Node* n = queue.front();
-      queue.pop_front();
-      if (n == root.node()) found = dist[n];
-      for (const ag::Node* u : users[n]) {
-        if (dist.emplace(u, dist[n] + 1).second) queue.push_back(u);
-      }
+  // Fewest ops from every node to the root, in one breadth-first pass backwards
+  // from the root over the recorded inputs (counting edges): a shortest path
+  // from x_t forward to the root is one from the root back to x_t.
+  std::unordered_map<const ag::Node*, int> to_root{{root.node(), 0}};
+  std::deque<const ag::Node*> queue{root.node()};
+  while (!queue.empty()) {
+    const ag::Node* n = queue.front();
+    queue.pop_front();
+    for (const auto& p : n->parents) {
+      if (p->requires_grad && to_root.emplace(p.get(), to_root.at(n) + 1).second) queue.push_back(p.get());
     }
-    r.path_from.push_back(found);
   }
+  for (const ag::Tensor& x : out.positions) {
+    const auto it = to_root.find(x.node());
+    r.path_from.push_back(it == to_root.end() ? -1 : it->second);
+  }
+  std::vector<ag::Node*> order = ag::topological_order(root.node());
   // Longest chain of ops ending at the root: ops in topological order, each one
   // step after the latest of its inputs (leaves, the parameters and data, are step 0).
   std::unordered_map<const ag::Node*, int> depth;
