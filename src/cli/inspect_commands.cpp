@@ -110,6 +110,13 @@ struct AttentionArgs {
 int run_attention(const AttentionArgs& a) {
   const train::Checkpoint ck = train::load_checkpoint(a.dir);
   const auto task = tasks::make_task(ck.config.task);
+  if (!a.input.empty() && task->info().vocab > 0) {  // name the option in what is wrong with its value
+    try {
+      inspect::parse_tokens(*task, a.input);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--input: ") + e.what());
+    }
+  }
   const inspect::AttentionMaps maps =
       inspect::attention_maps(*ck.model, *task, a.input, train::eval_seed(ck.config.seed));
   const std::string out_dir = a.out.empty() ? a.dir + "/attention" : a.out;
@@ -223,7 +230,7 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   auto g = std::make_shared<GradsArgs>();
   auto* grads = app.add_subcommand(
       "grads", "the gradient of the last position's loss with respect to every input x_t, by distance");
-  grads->add_option("--model,--models", g->models, "models, comma-separated (fresh ones)")
+  grads->add_option("--models,--model", g->models, "models, comma-separated (fresh ones)")
       ->check(kModelList)
       ->capture_default_str();
   grads->add_option("--task", g->config.task.name, "task")

@@ -77,6 +77,14 @@ int main(int argc, char** argv) {
         ->capture_default_str();
   }
 
+  // With no command at all: the commands, a line each, on standard output, and
+  // the one line of the error on standard error.
+  if (argc == 1) {
+    fmt::print("usage: seqgrad COMMAND [OPTIONS]   (seqgrad COMMAND --help for its options)\n\ncommands:\n");
+    for (const auto& [sub, run] : commands) fmt::print("  {:<12} {}\n", sub->get_name(), sub->get_description());
+    fmt::print(stderr, "seqgrad: a command is required; the commands are listed above\n");
+    return 2;
+  }
   // CLI11 would only say that a subcommand is required; name the word it did not know.
   std::string names;
   bool known = false;

@@ -272,12 +272,14 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
                                 "write the shipped data (toylang.txt, eval/*.tsv) into a directory, as data/ holds it");
   md->add_option("dir", e->dir, "directory to write to")->required();
   commands.emplace_back(md, [e] {
+    std::error_code made;
+    std::filesystem::create_directories(e->dir + "/eval", made);  // DIR and DIR/eval, as data/ holds them
+    if (made) throw std::runtime_error("cannot create " + e->dir + "/eval: " + made.message());
     const std::string path = e->dir + "/toylang.txt";
     std::ofstream out(path, std::ios::binary);
     out << tasks::generate_toy_language(tasks::kToyCorpusChars, tasks::kToyCorpusSeed);
     if (!out.flush()) throw std::runtime_error("cannot write " + path);
     fmt::print("wrote {}\n", path);
-    std::filesystem::create_directories(e->dir + "/eval");
     for (const char* name : {"copy", "reverse", "sort", "recall", "adding", "copy-memory"}) {
       const auto task = tasks::make_task({name, 0, ""});
       const std::string set = fmt::format("{}/eval/{}-{}.tsv", e->dir, name, task->info().len);
@@ -303,6 +305,13 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
     const train::Checkpoint ck = train::load_checkpoint(e->dir);
     const auto task = tasks::make_task(ck.config.task);
     if (task->info().text) {
+      if (!e->prompt.empty()) {  // name the option in what is wrong with its value
+        try {
+          task->encode(e->prompt);
+        } catch (const std::invalid_argument& bad) {
+          throw std::invalid_argument(std::string("--prompt: ") + bad.what());
+        }
+      }
       const std::string text = train::generate_text(*ck.model, *task, e->prompt, e->chars, e->temperature, e->seed);
       fmt::print("{}{}\n", e->prompt, text);
       return 0;

@@ -138,13 +138,13 @@ class LmTask : public Task {
     if (words_) {
       units = split_words(s);
     } else {
-      for (char32_t c : decode_utf8(s, "the prompt")) units.push_back(encode_utf8(c));
+      for (char32_t c : decode_utf8(s, "the input")) units.push_back(encode_utf8(c));
     }
     std::vector<int> out;
     for (const std::string& u : units) {
       auto it = std::find(alphabet_.begin(), alphabet_.end(), u);
       if (it == alphabet_.end()) {
-        throw std::invalid_argument(std::string("the prompt holds a ") + (words_ ? "word" : "character") +
+        throw std::invalid_argument(std::string("it holds a ") + (words_ ? "word" : "character") +
                                     " the text never uses: '" + u + "'");
       }
       out.push_back(static_cast<int>(it - alphabet_.begin()));

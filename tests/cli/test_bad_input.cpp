@@ -46,12 +46,12 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 67 invocations in its table",
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 68 invocations in its table",
           "[cli][errors]") {
   prepare();
   const std::string d = kDir;
   const std::vector<Case> cases{
-      {"", 2, "A subcommand is required"},
+      {"", 2, "a command is required"},
       {"frobnicate", 2, "unknown command 'frobnicate'"},
       {"train --model cnn", 2, "--model: cnn not in"},
       {"train --task frob", 2, "--task: frob not in"},
@@ -105,7 +105,8 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 67
       {"eval", 2, "dir is required"},
       {"sample " + d + "/tf --count 0", 2, "--count"},
       {"attention " + d + "/rnn", 2, "a rnn has no attention to show"},
-      {"attention " + d + "/tf --input 'A zz ?'", 2, "'zz' is not a token of the recall task"},
+      {"attention " + d + "/tf --input 'A zz ?'", 2, "--input: 'zz' is not a token of the recall task"},
+      {"grads --models cnn", 2, "--models: unknown model 'cnn'"},
       {"attention " + d + "/tf --input 'A a b c d e ?'", 2, "beyond the 5 this model was built for"},
       {"grads --models foo", 2, "unknown model 'foo'"},
       {"grads --batch 0", 2, "--batch"},

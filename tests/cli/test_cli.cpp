@@ -49,7 +49,7 @@ TEST_CASE("wrong input gets one line and exit code 2", "[cli][errors]") {
     const char* args;
     const char* says;
   };
-  for (const Case& c : {Case{"", "A subcommand is required"},
+  for (const Case& c : {Case{"", "a command is required"},
                         Case{"frobnicate", "unknown command 'frobnicate'; the commands are: gradcheck, graph"},
                         Case{"graph --model lstm", "lstm not in {rnn,attention}"}, Case{"graph --steps 0", "--steps"},
                         Case{"graph --steps 99", "--steps"}, Case{"gradcheck --seed -3", "--seed"},
@@ -60,6 +60,26 @@ TEST_CASE("wrong input gets one line and exit code 2", "[cli][errors]") {
     CHECK(r.err.find(c.says) != std::string::npos);
     CHECK(r.err.rfind("seqgrad: ", 0) == 0);
   }
+}
+
+TEST_CASE("make-data creates the directory it is given, however deep", "[cli]") {
+  const std::string dir = "/tmp/seqgrad-test-make-data/a/b";
+  std::filesystem::remove_all("/tmp/seqgrad-test-make-data");
+  const auto r = run_seqgrad("make-data " + dir);
+  CHECK(r.exit_code == 0);
+  CHECK(std::filesystem::file_size(dir + "/toylang.txt") > 1000);
+  CHECK(std::filesystem::exists(dir + "/eval/recall-64.tsv"));
+}
+
+TEST_CASE("seqgrad alone lists every command with its line, and exits 2", "[cli][errors]") {
+  const auto r = run_seqgrad("");
+  CHECK(r.exit_code == 2);
+  for (const char* command : {"gradcheck", "graph", "train", "eval", "sample", "make-data", "grads", "paths",
+                              "attention", "compare", "bench", "lab"}) {
+    INFO(command);
+    CHECK(r.out.find(std::string("\n  ") + command + " ") != std::string::npos);
+  }
+  CHECK(r.out.find("train a model on a toy task") != std::string::npos);
 }
 
 TEST_CASE("a file that cannot be written is a run-time failure, exit code 1", "[cli][errors]") {
