@@ -53,6 +53,10 @@ void print_eval(std::FILE* out, const train::EvalResult& e, const tasks::TaskInf
   if (e.mse) {
     fmt::print(out, "held-out ({} sequences): MSE {:.5f} (chance {:.3f}: {})\n", e.sequences, *e.mse, info.chance,
                info.chance_text);
+    if (*e.mse >= info.chance)
+      fmt::print(
+          out,
+          "  no better than chance: on held-out data the model does not beat the best guess that ignores the input\n");
     return;
   }
   fmt::print(out, "held-out ({} sequences): loss {:.4f}, token accuracy {}", e.sequences, e.loss, percent(e.token_acc));
@@ -61,6 +65,13 @@ void print_eval(std::FILE* out, const train::EvalResult& e, const tasks::TaskInf
                                  ? fmt::format("{:.2f}% token accuracy", 100 * info.chance)
                                  : fmt::format("loss {:.4f}", info.chance);
   fmt::print(out, "\n  chance: {} ({})\n", chance, info.chance_text);
+  // Worse than the best guess that ignores the input: say so, a figure alone does not.
+  const bool no_better = info.chance_metric == "token_acc" ? e.token_acc && *e.token_acc <= info.chance
+                                                           : info.chance_metric == "loss" && e.loss >= info.chance;
+  if (no_better)
+    fmt::print(
+        out,
+        "  no better than chance: on held-out data the model does not beat the best guess that ignores the input\n");
 }
 
 struct TrainArgs {

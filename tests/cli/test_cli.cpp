@@ -62,6 +62,23 @@ TEST_CASE("wrong input gets one line and exit code 2", "[cli][errors]") {
   }
 }
 
+TEST_CASE("train says so when the held-out result is no better than chance, and only then", "[cli]") {
+  const std::string dir = "/tmp/seqgrad-test-chance";
+  std::filesystem::remove_all(dir);
+  // Two steps of a fresh model: at chance on copy (10% token accuracy).
+  const auto fresh = run_seqgrad("train --task copy --steps 2 --batch 4 --eval-size 32 --out " + dir + "/fresh");
+  CHECK(fresh.exit_code == 0);
+  CHECK(fresh.out.find("no better than chance") != std::string::npos);
+  // Copy of 4 symbols, learned in a few hundred steps: well above chance.
+  const auto trained = run_seqgrad(
+      "train --task copy --len 4 --d-model 32 --lr 3e-3 --steps 300 --eval-size 64 --out " + dir + "/trained");
+  CHECK(trained.exit_code == 0);
+  const std::size_t at = trained.out.find("token accuracy ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stod(trained.out.substr(at + 15)) > 90);
+  CHECK(trained.out.find("no better than chance") == std::string::npos);
+}
+
 TEST_CASE("make-data creates the directory it is given, however deep", "[cli]") {
   const std::string dir = "/tmp/seqgrad-test-make-data/a/b";
   std::filesystem::remove_all("/tmp/seqgrad-test-make-data");
