@@ -54,11 +54,11 @@ TransformerBlock::TransformerBlock(const ModelConfig& c, ag::Rng& rng)
     : pre_ln_(c.pre_ln), dropout_(c.dropout), attn_(c, rng), ln1_(c.d_model), ln2_(c.d_model) {
   add_module("attn", attn_);
   add_module("ln1", ln1_);
-  if (c.ffn) {
+  if (c.ffn) {  // without the FFN there is no second sublayer, so no second LayerNorm either
     ffn_ = std::make_unique<FeedForward>(c, rng);
     add_module("ffn", *ffn_);
+    add_module("ln2", ln2_);
   }
-  add_module("ln2", ln2_);
 }
 
 ag::Tensor TransformerBlock::forward(const ag::Tensor& x, ag::Tensor* weights, const ForwardOptions& options) const {

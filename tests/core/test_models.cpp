@@ -68,8 +68,8 @@ TEST_CASE("parameter counts follow the architecture", "[models]") {
   t.layers = 1;
   // embedding 56; attention 4 x (64 + 8); 2 LayerNorms 2 x 16; FFN 8x32+32 + 32x8+8; head 63
   CHECK(make_model(t, 0)->num_parameters() == 56 + 4 * 72 + 32 + (256 + 32 + 256 + 8) + 63);
-  t.ffn = false;
-  CHECK(make_model(t, 0)->num_parameters() == 56 + 4 * 72 + 32 + 63);
+  t.ffn = false;  // no second sublayer, so one LayerNorm: 16
+  CHECK(make_model(t, 0)->num_parameters() == 56 + 4 * 72 + 16 + 63);
 }
 
 TEST_CASE("parameter names are stable and dotted", "[models]") {
@@ -225,4 +225,23 @@ TEST_CASE("every named option parses to its enum and back; an unknown one names 
   CHECK_THROWS_WITH(choices::parse_positional_encoding("alibi"),
                     "unknown positional encoding 'alibi'; expected none, sinusoidal, learned or rope");
   CHECK_THROWS_WITH(choices::parse_optimizer("lion"), "unknown optimizer 'lion'; expected sgd, adam or adamw");
+}
+
+TEST_CASE("a Transformer without the FFN has no second LayerNorm: every parameter gets a gradient", "[models]") {
+  ModelConfig c = config("transformer");
+  c.ffn = false;
+  auto m = make_model(c, 5);
+  for (const auto& [name, p] : m->named_parameters()) {
+    INFO(name);
+    CHECK(name.find("ln2") == std::string::npos);
+    CHECK(name.find("ffn") == std::string::npos);
+  }
+  const ForwardOutput out = m->forward(input(2, 5));
+  ag::sum(ag::mul(out.logits, out.logits)).backward();
+  for (const auto& [name, p] : m->named_parameters()) {
+    INFO(name);
+    double norm = 0;
+    for (ag::Scalar g : p.grad()) norm += std::abs(static_cast<double>(g));
+    CHECK(norm > 0);
+  }
 }
