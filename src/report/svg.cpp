@@ -162,6 +162,7 @@ std::string svg(const Heatmap& m) {
     for (double v : row)
       if (std::isfinite(scaled(v))) lo = std::min(lo, scaled(v)), hi = std::max(hi, scaled(v));
   if (!std::isfinite(lo)) lo = 0, hi = 1;
+  if (m.log_scale) lo = std::floor(lo), hi = std::ceil(hi);  // a log scale from one whole decade to another
   if (hi == lo) hi = lo + 1;
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
@@ -197,7 +198,9 @@ std::string svg(const Heatmap& m) {
   for (int i = 0; i < 50; ++i)
     out += fmt::format("<rect x=\"{}\" y=\"{:.2f}\" width=\"14\" height=\"{:.2f}\" fill=\"{}\"/>\n", bx,
                        top + ph * (1 - (i + 1) / 50.0), ph / 50 + 0.3, ramp(i / 49.0));
-  auto label = [&](double v) { return m.log_scale ? fmt::format("1e{:.1f}", v) : tick_text(v); };
+  auto label = [&](double v) {
+    return m.log_scale ? fmt::format("1e{}", static_cast<int>(std::lround(v))) : tick_text(v);
+  };
   out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", bx + 18, top + 10, label(hi));
   out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", bx + 18, top + ph, label(lo));
   out += fmt::format("<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\" transform=\"rotate(90 {0} {1})\">{2}</text>\n",

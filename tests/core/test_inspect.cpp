@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include "src/inspect/compare.h"
+#include "src/report/svg.h"
 #include "src/train/config.h"
 
 using namespace seqgrad;
@@ -141,4 +142,15 @@ TEST_CASE("compare writes a report whose figures are the JSON's, with SVGs that 
   }
   CHECK(checked >= 7);  // loss, accuracy, 2 gradient charts, 2 heatmaps, the chain, attention heads
   if (!have_xmllint) WARN("xmllint is missing: the SVGs were not parsed (apt-get install libxml2-utils)");
+}
+
+TEST_CASE("a log-scale heatmap's colour bar runs between whole decades, labelled as such", "[report]") {
+  seqgrad::report::Heatmap h;
+  h.values = {{1.3e-28, 2e-3}, {0.5, 0.9}};
+  h.log_scale = true;
+  const std::string s = seqgrad::report::svg(h);
+  CHECK(s.find(">1e-28<") != std::string::npos);
+  CHECK(s.find(">1e0<") != std::string::npos);
+  CHECK(s.find("1e-27.9") == std::string::npos);
+  CHECK(s.find("1e-0.0") == std::string::npos);
 }
