@@ -1,6 +1,7 @@
 // The compare result as JSON, CSV and a self-contained HTML report. Every
 // number on the page is formatted from the same struct that data.json holds.
 #include <fmt/core.h>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -24,6 +25,17 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
+}
+
+// Removes the columns in which no row has a figure ("-" everywhere: the
+// sequence accuracy and MSE on recall), so that the page shows no empty column.
+void drop_empty_columns(report::Table& t) {
+  if (t.rows.empty()) return;
+  for (std::size_t k = t.header.size(); k-- > 0;) {
+    if (!std::all_of(t.rows.begin(), t.rows.end(), [k](const auto& row) { return row[k] == "-"; })) continue;
+    t.header.erase(t.header.begin() + static_cast<long>(k));
+    for (auto& row : t.rows) row.erase(row.begin() + static_cast<long>(k));
+  }
 }
 
 // The figures of the summary table, in the order of its columns. The report
@@ -83,14 +95,19 @@ nlohmann::json to_json(const CompareResult& r) {
 std::string to_text(const CompareResult& r) {
   std::string text = fmt::format("\n{} (len {}), {} steps of batch {}, seed {}\n", r.info.name, r.info.len,
                                  r.config.steps, r.config.batch, r.config.seed);
-  text += fmt::format("{:<12} {:>8} {:>10} {:>10} {:>10} {:>14} {:>10} {:>9} {:>10}\n", "model", "params", "eval loss",
-                      "token acc", "seq acc", "grad far/near", "path x_0", "ms/step", "MFLOP/st");
+  // The sequence accuracy (or MSE) column only where some model has one: recall has neither.
+  bool second = false;
+  for (const Contender& c : r.contenders) second = second || c.run.eval.seq_acc || c.run.eval.mse;
+  const std::string second_name = r.info.regression ? "MSE" : "seq acc";
+  text += fmt::format("{:<12} {:>8} {:>10} {:>10}{} {:>14} {:>10} {:>9} {:>10}\n", "model", "params", "eval loss",
+                      "token acc", second ? fmt::format(" {:>10}", second_name) : "", "grad far/near", "path x_0",
+                      "ms/step", "MFLOP/st");
   for (const Contender& c : r.contenders) {
     const train::EvalResult& e = c.run.eval;
-    text +=
-        fmt::format("{:<12} {:>8} {:>10.4f} {:>10} {:>10} {:>14.3g} {:>10} {:>9.2f} {:>10.1f}\n", c.model, c.run.params,
-                    e.loss, fmt_acc(e.token_acc), fmt_acc(e.seq_acc ? e.seq_acc : e.mse), c.snapshots.front().decay(),
-                    c.paths.back().max_path(), c.run.ms_per_step, c.flops_per_step / 1e6);
+    text += fmt::format(
+        "{:<12} {:>8} {:>10.4f} {:>10}{} {:>14.3g} {:>10} {:>9.2f} {:>10.1f}\n", c.model, c.run.params, e.loss,
+        fmt_acc(e.token_acc), second ? fmt::format(" {:>10}", fmt_acc(e.seq_acc ? e.seq_acc : e.mse)) : "",
+        c.snapshots.front().decay(), c.paths.back().max_path(), c.run.ms_per_step, c.flops_per_step / 1e6);
   }
   text +=
       fmt::format("  chance: {}\n  grad far/near: |dL/dx| at the farthest position over the nearest, before training\n",
@@ -139,7 +156,8 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
     for (std::size_t k = 0; k < row.size(); ++k) csv += (k ? "," : "") + row[k];
     csv += "\n";
   }
-  write_file(fs::path(dir) / "summary.csv", csv);
+  write_file(fs::path(dir) / "summary.csv", csv);  // every column, so that its shape does not depend on the task
+  drop_empty_columns(summary);
   page.sections.push_back({"Summary",
                            "grad far/near: the norm of dL/dx_t at the farthest position over that at the nearest, with "
                            "the loss taken at the last "

@@ -126,6 +126,13 @@ TEST_CASE("compare writes a report whose figures are the JSON's, with SVGs that 
     INFO(row);
     CHECK(page.find(row) != std::string::npos);
   }
+  // Recall has no sequence accuracy and no MSE: those columns are left out of the page and the
+  // terminal table (the CSV keeps every column), and no cell of the summary is an empty "-".
+  CHECK(page.find("<th>seq acc</th>") == std::string::npos);
+  CHECK(page.find("<th>MSE</th>") == std::string::npos);
+  CHECK(page.find("<td>-</td>") == std::string::npos);
+  CHECK(inspect::to_text(r).find("seq acc") == std::string::npos);
+  CHECK(slurp(dir + "/summary.csv").find("eval_seq_acc") != std::string::npos);
   // Each SVG, cut out of the page, is well-formed XML.
   const bool have_xmllint = std::system("command -v xmllint > /dev/null 2>&1") == 0;
   std::size_t at = 0;
