@@ -218,11 +218,14 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
                       {},
                       {},
                       true};
+    // Distance 0 (the loss position) on the left, as in the line charts above: the
+    // profiles run from position 0 (the farthest) on, so each row is reversed.
     const auto& d = c.snapshots.front().distance;
-    for (int v : d) h.x_ticks.push_back(std::to_string(v));
+    for (auto v = d.rbegin(); v != d.rend(); ++v) h.x_ticks.push_back(std::to_string(*v));
     for (std::size_t i = 0; i < c.snapshots.size(); ++i) {
       h.y_ticks.push_back(std::to_string(c.snapshot_steps[i]));
-      h.values.push_back(c.snapshots[i].grad_norm_x);
+      const auto& g = c.snapshots[i].grad_norm_x;
+      h.values.emplace_back(g.rbegin(), g.rend());
     }
     heat.svgs.push_back(report::svg(h));
   }

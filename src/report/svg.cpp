@@ -135,19 +135,28 @@ std::string svg(const LineChart& c) {
                      escape_xml(c.x_label));
   out += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
                      top + ph / 2, escape_xml(c.y_label + (c.log_y ? " (log scale)" : "")));
-  // Lines, then the legend to the right of the plot.
+  // Lines, then the legend to the right of the plot. Each series has its own
+  // dash pattern as well as its colour, so that a line drawn over another
+  // (the RNN's loss under the LSTM's) still shows; later series are drawn on top.
+  constexpr const char* kDashes[] = {"", "7 4", "2 3", "10 3 2 3", "4 4"};
   for (std::size_t k = 0; k < c.series.size(); ++k) {
     const Series& s = c.series[k];
     const char* colour = kColours[k % 7];
+    const std::string dash = *kDashes[k % 5] ? fmt::format(" stroke-dasharray=\"{}\"", kDashes[k % 5]) : "";
     std::string points;
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i)
       if (usable(s.y[i])) points += fmt::format("{:.1f},{:.1f} ", px(s.x[i]), py(s.y[i]));
-    out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>\n", colour, points);
+    out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} points=\"{}\"/>\n", colour, dash,
+                       points);
     const double ly = top + 10 + 20.0 * static_cast<double>(k);
     out += fmt::format(
-        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"3\"/><text x=\"{4}\" "
+        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"3\"{7}/><text x=\"{4}\" "
         "y=\"{5}\">{6}</text>\n",
-        left + pw + 12, left + pw + 32, ly, colour, left + pw + 38, ly + 4, escape_xml(s.name));
+        left + pw + 12, left + pw + 32, ly, colour, left + pw + 38, ly + 4, escape_xml(s.name), dash);
+  }
+  if (c.series.size() > 1) {
+    out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#666\">the last on top</text>\n",
+                       left + pw + 12, top + 10 + 20.0 * static_cast<double>(c.series.size()) + 2);
   }
   return out + "</svg>\n";
 }

@@ -133,6 +133,11 @@ TEST_CASE("compare writes a report whose figures are the JSON's, with SVGs that 
   CHECK(page.find("<td>-</td>") == std::string::npos);
   CHECK(inspect::to_text(r).find("seq acc") == std::string::npos);
   CHECK(slurp(dir + "/summary.csv").find("eval_seq_acc") != std::string::npos);
+  // The gradient heatmaps put distance 0 on the left, as the line charts do: their first column tick is 0.
+  const std::size_t heat = page.find("rnn: |dL/dx_t| over training");
+  REQUIRE(heat != std::string::npos);
+  const std::size_t tick = page.find("text-anchor=\"middle\">", page.find("stroke=\"#444\"", heat));
+  CHECK(page.substr(tick + 21, 3) == "0</");
   // Each SVG, cut out of the page, is well-formed XML.
   const bool have_xmllint = std::system("command -v xmllint > /dev/null 2>&1") == 0;
   std::size_t at = 0;
@@ -149,6 +154,15 @@ TEST_CASE("compare writes a report whose figures are the JSON's, with SVGs that 
   }
   CHECK(checked >= 7);  // loss, accuracy, 2 gradient charts, 2 heatmaps, the chain, attention heads
   if (!have_xmllint) WARN("xmllint is missing: the SVGs were not parsed (apt-get install libxml2-utils)");
+}
+
+TEST_CASE("lines that overlap stay apart: each series after the first has its own dash pattern", "[report]") {
+  seqgrad::report::LineChart chart{"t", "x", "y", false, {}};
+  for (const char* name : {"rnn", "lstm", "transformer"}) chart.series.push_back({name, {0, 1}, {1, 1}});
+  const std::string s = seqgrad::report::svg(chart);
+  CHECK(s.find("stroke-dasharray=\"7 4\"") != std::string::npos);
+  CHECK(s.find("stroke-dasharray=\"2 3\"") != std::string::npos);
+  CHECK(s.find("the last on top") != std::string::npos);
 }
 
 TEST_CASE("a log-scale heatmap's colour bar runs between whole decades, labelled as such", "[report]") {
