@@ -95,9 +95,8 @@ format:
 format-check: deps
 	@$(CLANG_FORMAT) --version | grep -q "version 14\." || \
 	  { echo "format: needs clang-format 14 (Debian 12's), found: $$($(CLANG_FORMAT) --version)"; exit 1; }
-	@bad=""; for f in $(SOURCES); do $(CLANG_FORMAT) "$$f" | cmp -s - "$$f" || bad="$$bad $$f"; done; \
-	if [ -n "$$bad" ]; then echo "format: not as clang-format writes them (run make format):$$bad"; exit 1; fi; \
-	echo "format: every source file as clang-format writes it"
+	@$(CLANG_FORMAT) --dry-run --Werror $(SOURCES) || { echo "format: run make format"; exit 1; }
+	@echo "format: every source file as clang-format writes it"
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) build-bench
