@@ -11,8 +11,8 @@
 
 namespace ag::inline AG_PRECISION::detail {
 
-// A vector of n elements whose contents are
-// whatever its last owner left; and the hand-back, which leaves v empty.
+// A vector of n elements holding whatever its last owner left; and the
+// hand-back, which leaves v empty.
 std::vector<Scalar> take_buffer(std::size_t n);
 void recycle(std::vector<Scalar>& v);
 // Called at the start of every backward pass: frees what has sat unused for a few of them.

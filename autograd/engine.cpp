@@ -67,7 +67,8 @@ void add_into(Node& x, const Scalar* from) {
   for (std::size_t i = 0; i < n; ++i) g[i] += from[i];
 }
 
-void clear(Contributions& c) {  // the lists keep their memory for the next op
+// Empties the lists (they keep their memory for the next op); the buffers go back to the pool.
+void clear(Contributions& c) {
   c.reached.clear();
   for (auto& [x, contribution] : c.later) detail::recycle(contribution);
   c.later.clear();
@@ -78,10 +79,7 @@ void clear(Contributions& c) {  // the lists keep their memory for the next op
 void run_backward(Node& n) {
   clear(g_current);  // in case an op before threw halfway
   n.backward();
-  for (auto& [x, contribution] : g_current.later) {
-    add_into(*x, contribution.data());
-    detail::recycle(contribution);
-  }
+  for (auto& [x, contribution] : g_current.later) add_into(*x, contribution.data());
   for (Node* x : g_current.passed) {
     // The first contribution, and no one else wants the output's gradient: move it.
     if (x->grad.empty() && !n.retains_grad && n.grad.size() == x->data.size() &&

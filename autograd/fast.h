@@ -8,12 +8,20 @@
 // compare every one of them with its reference.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
 #include "autograd/tensor.h"
 
 namespace ag::inline AG_PRECISION::fast {
+
+// For a kernel that adds its result in, row after row (a bias's gradient, layer
+// norm's gamma and beta): the target's data, zeroed first when it is to be written.
+inline Scalar* sum_into(GradTarget to, std::size_t n) {
+  if (to.data && !to.add) std::fill(to.data, to.data + n, Scalar(0));
+  return to.data;
+}
 
 // The products and the FFN (fast_matrix.cpp): the reference's signatures.
 void matmul_forward(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
@@ -30,15 +38,14 @@ void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, 
                            GradTarget dx, GradTarget dw1, GradTarget db1, GradTarget dw2, GradTarget db2, int M, int C,
                            int F, int N);
 
-// Softmax, log-softmax, cross-entropy, layer norm (fast_rows.cpp): the reference's signatures.
+// Softmax, log-softmax, cross-entropy's forward, layer norm (fast_rows.cpp): the reference's signatures
+// (cross-entropy's backward, probabilities minus the one-hot target, has no faster form).
 void softmax_forward(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V);
 void softmax_backward(const Scalar* y, const Scalar* dy, GradTarget dx, std::size_t rows, std::size_t V);
 void log_softmax_forward(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V);
 void log_softmax_backward(const Scalar* y, const Scalar* dy, Scalar* dx, std::size_t rows, std::size_t V);
 double cross_entropy_forward(const Scalar* logits, const std::vector<int>& targets, int ignore_index, Scalar* probs,
                              std::size_t rows, std::size_t V);
-void cross_entropy_backward(const Scalar* probs, const std::vector<int>& targets, int ignore_index, Scalar g,
-                            Scalar* dlogits, std::size_t rows, std::size_t V);
 void layer_norm_forward(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd,
                         std::size_t rows, std::size_t C, Scalar eps);
 void layer_norm_backward(const Scalar* x, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, const Scalar* dy,

@@ -30,9 +30,7 @@ void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar
 }
 
 void column_sums(const Scalar* dy, GradTarget db, int M, int N) {
-  if (!db.data) return;
-  if (!db.add) std::fill(db.data, db.data + N, Scalar(0));
-  detail::add_column_sums(dy, db.data, M, N);
+  if (db.data) detail::add_column_sums(dy, sum_into(db, static_cast<std::size_t>(N)), M, N);
 }
 
 void linear_backward(const Scalar* x, const Scalar* w, const Scalar* dy, GradTarget dx, GradTarget dw, GradTarget dbias,
@@ -59,7 +57,7 @@ void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, 
   if (dw2.data) kernels::matmul_tn_acc(hidden, dy, dw2.data, F, M, N, /*overwrite=*/!dw2.add);
   column_sums(dy, db2, M, N);
   if (!dw1.data && !dx.data && !db1.data) return;
-  if (db1.data && !db1.add) std::fill(db1.data, db1.data + F, Scalar(0));
+  Scalar* db1_sum = sum_into(db1, static_cast<std::size_t>(F));  // the blocks' column sums add up in it
   const int block = std::min(M, kBlockRows);
   std::shared_ptr<std::vector<Scalar>> dhidden = detail::take_scratch(static_cast<std::size_t>(block) * F);
   Scalar* dh = dhidden->data();
@@ -76,7 +74,7 @@ void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, 
     kernels::matmul_strided_acc({rows_of(dy, N), N, 1}, {w2t->data(), F, false}, {dh, F, true}, rows, N, F,
                                 /*gate=*/rows_of(hidden, F));
     if (dw1.data) kernels::matmul_tn_acc(rows_of(x, C), dh, dw1.data, C, rows, F, /*overwrite=*/!dw1.add && r0 == 0);
-    if (db1.data) detail::add_column_sums(dh, db1.data, rows, F);
+    if (db1_sum) detail::add_column_sums(dh, db1_sum, rows, F);
     if (dx.data) {
       kernels::matmul_strided_acc({dh, F, 1}, {w1t->data(), C, false},
                                   {dx.data + static_cast<std::size_t>(r0) * C, C, !dx.add}, rows, F, C);

@@ -8,9 +8,20 @@
 #include "autograd/fast.h"
 #include "autograd/fastmath.h"
 #include "autograd/kernels.h"
-#include "autograd/rows.h"
 
 namespace ag::inline AG_PRECISION::fast {
+
+namespace {
+// to[0, n) = from, or += from when the target says add.
+void land(GradTarget to, const Scalar* from, std::size_t n) {
+  if (!to.add) {
+    std::copy(from, from + n, to.data);
+    return;
+  }
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) to.data[i] += from[i];
+}
+}  // namespace
 
 void rnn_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* b, Scalar* out,
                  RnnSaved& saved, int B, int T, int I, int H) {
@@ -59,24 +70,15 @@ void rnn_backward(const RnnSaved& saved, const Scalar* w_x, const Scalar* w_h, c
     if (t > 0 || dh0.data) kernels::matmul_nt_acc(d, w_h, carry.data(), B, H, H, /*overwrite=*/true);
   }
   // Every step at once: dW_h = [h0, h_0 .. h_{T-2}]^T dpre, dW_x = x^T dpre, db = column sums, dx = dpre W_x^T.
-  if (dh0.data) {
-    for (std::size_t i = 0; i < step; ++i) dh0.data[i] = dh0.add ? dh0.data[i] + carry[i] : carry[i];
-  }
+  if (dh0.data) land(dh0, carry.data(), step);
   if (dw_h.data) kernels::matmul_tn_acc(saved.hs.data(), dpre.data(), dw_h.data, H, T * B, H, /*overwrite=*/!dw_h.add);
   if (dw_x.data) kernels::matmul_tn_acc(saved.xt.data(), dpre.data(), dw_x.data, I, T * B, H, /*overwrite=*/!dw_x.add);
-  if (db.data) {
-    if (!db.add) std::fill(db.data, db.data + H, Scalar(0));
-    detail::add_column_sums(dpre.data(), db.data, T * B, H);
-  }
+  column_sums(dpre.data(), db, T * B, H);
   if (dx.data) {
     std::vector<Scalar> dxt(Ts * Bs * Is);
     kernels::matmul_nt_acc(dpre.data(), w_x, dxt.data(), T * B, H, I, /*overwrite=*/true);
-    for (std::size_t s = 0; s < Bs; ++s)
-      for (std::size_t t = 0; t < Ts; ++t)
-        for (std::size_t i = 0; i < Is; ++i) {
-          Scalar& g = dx.data[(s * Ts + t) * Is + i];
-          g = dx.add ? g + dxt[(t * Bs + s) * Is + i] : dxt[(t * Bs + s) * Is + i];
-        }
+    for (std::size_t s = 0; s < Bs; ++s)  // back to batch-major order, (B, T, I)
+      for (std::size_t t = 0; t < Ts; ++t) land({dx.data + (s * Ts + t) * Is, dx.add}, &dxt[(t * Bs + s) * Is], Is);
   }
 }
 

@@ -57,20 +57,6 @@ double cross_entropy_forward(const Scalar* logits, const std::vector<int>& targe
   return total;
 }
 
-void cross_entropy_backward(const Scalar* probs, const std::vector<int>& targets, int ignore_index, Scalar g,
-                            Scalar* dlogits, std::size_t rows, std::size_t V) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    Scalar* dx = dlogits + r * V;
-    if (targets[r] == ignore_index) {
-      std::fill(dx, dx + V, Scalar(0));
-      continue;
-    }
-    const Scalar* p = probs + r * V;
-    for (std::size_t j = 0; j < V; ++j) dx[j] = g * p[j];
-    dx[targets[r]] -= g;
-  }
-}
-
 void layer_norm_forward(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd,
                         std::size_t rows, std::size_t C, Scalar eps) {
   detail::layer_norm_rows(x, gamma, beta, y, mean, rstd, rows, C, eps);
@@ -78,11 +64,8 @@ void layer_norm_forward(const Scalar* x, const Scalar* gamma, const Scalar* beta
 
 void layer_norm_backward(const Scalar* x, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, const Scalar* dy,
                          GradTarget dx, GradTarget dgamma, GradTarget dbeta, std::size_t rows, std::size_t C) {
-  // The kernel adds dgamma and dbeta in: a buffer to write starts at zero.
-  if (dgamma.data && !dgamma.add) std::fill(dgamma.data, dgamma.data + C, Scalar(0));
-  if (dbeta.data && !dbeta.add) std::fill(dbeta.data, dbeta.data + C, Scalar(0));
-  detail::layer_norm_backward_rows(x, dy, gamma, mean, rstd, dgamma.data, dbeta.data, dx.data, /*write=*/!dx.add, rows,
-                                   C);
+  detail::layer_norm_backward_rows(x, dy, gamma, mean, rstd, sum_into(dgamma, C), sum_into(dbeta, C), dx.data,
+                                   /*write=*/!dx.add, rows, C);
 }
 
 }  // namespace ag::inline AG_PRECISION::fast

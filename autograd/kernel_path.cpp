@@ -8,8 +8,8 @@
 namespace ag {
 
 namespace {
-// Read once, before main; a value that is neither name leaves the fast path,
-// and the CLI reports it (see check_kernel_environment in the CLI).
+// Read once, before main; a value that is neither name leaves the fast path
+// (the CLI's main reports it as a usage error).
 KernelPath from_environment() {
   const char* env = std::getenv("SEQGRAD_KERNELS");
   return env && std::string(env) == "reference" ? KernelPath::reference : KernelPath::fast;

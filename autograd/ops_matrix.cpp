@@ -1,7 +1,6 @@
 // Matrix product, the op that carries nearly all of the arithmetic.
 #include <algorithm>
 #include <memory>
-#include <tuple>
 #include <vector>
 
 #include "autograd/buffers.h"
@@ -61,7 +60,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       //   da = dc @ b^T   (M, N) @ (N, K)
       //   db = a^T @ dc   (K, M) @ (M, N)
       // (a shared b is one product over the folded batch)
-      const auto [a_data, b_data, dc] = std::tuple(an->data.data(), bn->data.data(), on->grad.data());
+      const Scalar *a_data = an->data.data(), *b_data = bn->data.data(), *dc = on->grad.data();
       if (use_reference()) {
         Scalar* da = grad_into(*an);
         Scalar* db = grad_into(*bn);

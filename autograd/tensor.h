@@ -139,9 +139,9 @@ class Tensor {
 // Call these on the thread running backward, before any parallel loop.
 //
 // grad_into(x, fill): where this op writes its contribution to x, x's size;
-//   nullptr when x needs no gradient. With Fill::uninitialized the op writes (=) every
-//   element; with Fill::zeros the buffer starts at zero and the op adds (+=)
-//   where it contributes (slice, embedding, a bias summed over rows).
+//   nullptr when x needs no gradient. With Fill::uninitialized the op writes
+//   (=) every element; with Fill::zeros the buffer starts at zero and the op
+//   adds (+=) where it contributes (slice, embedding, a bias summed over rows).
 // grad_pass(x): x's contribution is this op's output gradient itself (add's
 //   first input, reshape). The engine moves it into place when it can.
 Scalar* grad_into(Node& x, Fill fill = Fill::uninitialized);
@@ -152,10 +152,10 @@ void grad_pass(Node& x);
 // an earlier op's contribution to x is already there, grad_target(x) hands
 // over x's gradient itself, to add to, instead of a buffer of its own that
 // the engine adds in afterwards: a pass over memory saved each time, which
-// matters where the residual stream feeds four ops. Otherwise it
-// is grad_into(x, fill): with Fill::uninitialized, write; with Fill::zeros (an op that
-// adds its contribution in pieces: a bias summed over rows, embedding rows, a
-// slice) the buffer starts at zero and `add` is true, so the op always adds.
+// matters where the residual stream feeds four ops. Otherwise it is
+// grad_into(x, fill): with Fill::uninitialized, write; with Fill::zeros (an op
+// that adds its contribution in pieces: a bias summed over rows, embedding
+// rows, a slice) the buffer starts at zero and `add` is true, so it adds.
 // An input met twice by one op still gets a buffer of its own the second
 // time, so the order of the op's loops never matters.
 struct GradTarget {

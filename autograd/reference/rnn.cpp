@@ -54,10 +54,10 @@ void rnn_backward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Sc
       for (std::size_t j = 0; j < Hs; ++j) dpre[j] = dh[j] * (1 - ht[j] * ht[j]);
       for (std::size_t j = 0; j < Hs; ++j) {
         if (db) db[j] += dpre[j];
-        for (std::size_t i = 0; i < Is; ++i)
-          if (dw_x) dw_x[i * Hs + j] += xt[i] * dpre[j];
-        for (std::size_t i = 0; i < Hs; ++i)
-          if (dw_h) dw_h[i * Hs + j] += prev[i] * dpre[j];
+        if (dw_x)
+          for (std::size_t i = 0; i < Is; ++i) dw_x[i * Hs + j] += xt[i] * dpre[j];
+        if (dw_h)
+          for (std::size_t i = 0; i < Hs; ++i) dw_h[i * Hs + j] += prev[i] * dpre[j];
       }
       if (dx) {
         for (std::size_t i = 0; i < Is; ++i) {

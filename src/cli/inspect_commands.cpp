@@ -31,19 +31,15 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-std::string comma_list(const std::vector<std::string>& names) {
-  std::string text;
-  for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
-  return text;
-}
-
 const CLI::Validator kModelList(
     [](const std::string& s) {
       const auto items = split_list(s);
       if (items.empty()) return std::string("name at least one model");
-      for (const auto& m : items)
-        if (std::find(nn::choices::kinds.begin(), nn::choices::kinds.end(), m) == nn::choices::kinds.end())
-          return "unknown model '" + m + "'; expected a comma-separated list of " + comma_list(nn::choices::kinds);
+      try {
+        for (const auto& m : items) nn::choices::check("model", m, nn::choices::kinds);
+      } catch (const std::invalid_argument& e) {
+        return std::string(e.what());
+      }
       return std::string();
     },
     "MODELS");
@@ -305,7 +301,7 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   auto b = std::make_shared<BenchArgs>();
   auto* bench =
       app.add_subcommand("bench", "time the standard workloads: ms per training step, tokens/s, FLOPs, memory");
-  bench->add_option("--workload", b->workloads, comma_list(bench::workload_names()) + " (repeatable)")
+  bench->add_option("--workload", b->workloads, nn::choices::one_of_text(bench::workload_names()) + " (repeatable)")
       ->check(CLI::IsMember(bench::workload_names()))
       ->capture_default_str();
   bench->add_option("--steps", b->steps, "timed steps per workload (after 3 warm-up steps)")

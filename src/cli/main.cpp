@@ -61,11 +61,12 @@ int main(int argc, char** argv) {
   // Every command that computes can run through the plain reference ops
   // instead of the fast kernels (autograd/reference/); the environment's
   // SEQGRAD_KERNELS sets the default.
-  std::string kernels = "fast";
+  std::string kernels = ag::to_string(ag::KernelPath::fast);
   if (const char* env = std::getenv("SEQGRAD_KERNELS")) {
-    kernels = env;
-    if (kernels != "fast" && kernels != "reference") {
-      fmt::print(stderr, "seqgrad: SEQGRAD_KERNELS is '{}'; expected fast or reference\n", kernels);
+    try {
+      kernels = ag::to_string(ag::parse_kernel_path(env));
+    } catch (const ag::ValueError& e) {
+      fmt::print(stderr, "seqgrad: SEQGRAD_KERNELS: {}\n", e.what());
       return 2;
     }
   }

@@ -10,12 +10,7 @@ namespace seqgrad::inspect {
 
 void CompareConfig::validate() const {
   if (models.empty()) throw std::invalid_argument("--models names no model");
-  for (const auto& m : models) {
-    if (std::find(nn::choices::kinds.begin(), nn::choices::kinds.end(), m) == nn::choices::kinds.end()) {
-      throw std::invalid_argument("unknown model '" + m + "' in --models; expected " +
-                                  nn::choices::one_of_text(nn::choices::kinds));
-    }
-  }
+  for (const auto& m : models) nn::choices::check("model", m, nn::choices::kinds);
   if (steps < 1) throw std::invalid_argument("--steps must be positive, got " + std::to_string(steps));
   if (batch < 1) throw std::invalid_argument("--batch must be positive, got " + std::to_string(batch));
   if (snapshots < 1) throw std::invalid_argument("snapshots must be positive");

@@ -79,6 +79,18 @@ TEST_CASE("train says so when the held-out result is no better than chance, and 
   CHECK(trained.out.find("no better than chance") == std::string::npos);
 }
 
+TEST_CASE("SEQGRAD_KERNELS with an unknown value is one line and exit 2; reference runs", "[cli][errors]") {
+  setenv("SEQGRAD_KERNELS", "slow", 1);
+  const auto bad = run_seqgrad("gradcheck");
+  setenv("SEQGRAD_KERNELS", "reference", 1);
+  const auto good = run_seqgrad("graph --model attention");
+  unsetenv("SEQGRAD_KERNELS");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "seqgrad: SEQGRAD_KERNELS: unknown kernels 'slow'; expected fast or reference\n");
+  CHECK(good.exit_code == 0);
+  CHECK(good.out.find("digraph") != std::string::npos);
+}
+
 TEST_CASE("make-data creates the directory it is given, however deep", "[cli]") {
   const std::string dir = "/tmp/seqgrad-test-make-data/a/b";
   std::filesystem::remove_all("/tmp/seqgrad-test-make-data");
