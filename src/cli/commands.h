@@ -16,6 +16,8 @@ using Runner = std::function<int()>;  // returns the exit code
 void add_engine_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);  // gradcheck, graph
 void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);   // train, eval, sample
 void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);     // lab
+void add_exercise_commands(CLI::App& app,
+                           std::vector<std::pair<CLI::App*, Runner>>& commands);  // exercise: list, start, check
 void add_inspect_commands(CLI::App& app,
                           std::vector<std::pair<CLI::App*, Runner>>& commands);  // grads, paths, attention, compare
 

@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   seqgrad::cli::add_train_commands(app, commands);
   seqgrad::cli::add_inspect_commands(app, commands);
   seqgrad::cli::add_lab_commands(app, commands);
+  seqgrad::cli::add_exercise_commands(app, commands);
 
   // Every command that computes can run through the plain reference ops
   // instead of the fast kernels (autograd/reference/); the environment's
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
     }
   }
   for (const auto& [sub, run] : commands) {
-    if (sub->get_name() == "make-data") continue;
+    if (sub->get_name() == "make-data" || sub->get_name() == "exercise") continue;
     sub->add_option("--kernels", kernels,
                     "the ops' implementation: fast, or reference (the plain loops of autograd/reference/)")
         ->check(CLI::IsMember({"fast", "reference"}))

@@ -1,0 +1,141 @@
+// seqgrad exercise: --list, start, check, check-all.
+#include <fmt/core.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "src/cli/commands.h"
+#include "src/exercises/exercises.h"
+#include "src/text/catalogue.h"
+
+namespace seqgrad::cli {
+
+namespace {
+
+namespace ex = seqgrad::exercises;
+using text::Lang;
+
+std::string default_file(const std::string& dir, std::string_view name) {
+  return dir + "/" + std::string(name) + ".cpp";
+}
+
+int run_list(Lang lang) {
+  fmt::print("{}\n\n", text::tr("exercise.list_header", lang));
+  for (const ex::Exercise& e : ex::all()) {
+    const std::string name(e.name);
+    fmt::print("  {:<17} §{}  {}\n", name, e.section, text::tr(name + ".title", lang));
+  }
+  fmt::print("\n{}\n", text::tr("exercise.list_footer", lang));
+  return 0;
+}
+
+int run_start(const std::string& name, const std::string& dir, bool force, Lang lang) {
+  const ex::Exercise& e = ex::find(name);
+  const ex::StartResult r = ex::start(e, dir, force, lang);
+  const std::string check_command = "seqgrad exercise check " + name + (dir == "exercises" ? "" : " --dir " + dir) +
+                                    (lang == Lang::ko ? " --lang ko" : "");
+  switch (r.outcome) {
+    case ex::StartOutcome::written:
+      fmt::print("{}\n", text::trf("exercise.written", lang, r.path, check_command));
+      return 0;
+    case ex::StartOutcome::unchanged:
+      fmt::print("{}\n", text::trf("exercise.unchanged", lang, r.path, check_command));
+      return 0;
+    case ex::StartOutcome::kept:
+      fmt::print(stderr, "seqgrad: {}\n", text::trf("exercise.kept", lang, r.path));
+      return 1;
+  }
+  return 1;
+}
+
+int run_check(const std::string& name, const std::string& file, const std::string& dir, bool json, double timeout,
+              Lang lang) {
+  const ex::Exercise& e = ex::find(name);
+  const ex::CheckReport r = ex::check(e, file.empty() ? default_file(dir, name) : file, {lang, timeout});
+  if (json)
+    std::cout << ex::to_json(r).dump(2) << "\n";
+  else
+    fmt::print("{}", ex::report_text(r, e, lang));
+  return r.outcome == ex::Outcome::passed ? 0 : 1;
+}
+
+int run_check_all(const std::string& dir, bool json, double timeout, Lang lang) {
+  std::vector<ex::CheckReport> reports;
+  for (const ex::Exercise& e : ex::all()) reports.push_back(ex::check(e, default_file(dir, e.name), {lang, timeout}));
+  bool all = true;
+  for (const ex::CheckReport& r : reports) all = all && r.outcome == ex::Outcome::passed;
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const ex::CheckReport& r : reports) out.push_back(ex::to_json(r));
+    std::cout << out.dump(2) << "\n";
+  } else {
+    fmt::print("{}", ex::progress_text(reports, lang));
+  }
+  return all ? 0 : 1;
+}
+
+}  // namespace
+
+void add_exercise_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands) {
+  struct Args {
+    bool list = false, force = false, json = false;
+    std::string name, file, dir = "exercises", lang;
+    double timeout = 10;
+  };
+  auto a = std::make_shared<Args>();
+  auto* exercise = app.add_subcommand("exercise", "write the chapter's pieces yourself and have them checked");
+  exercise->add_flag("--list", a->list, "list the exercises");
+  exercise->require_subcommand(0, 1);
+  const std::string names = [] {
+    std::string s;
+    for (const ex::Exercise& e : ex::all()) s += (s.empty() ? "" : ", ") + std::string(e.name);
+    return s;
+  }();
+  const CLI::Validator exercise_name(
+      [names](const std::string& s) {
+        for (const ex::Exercise& e : ex::all())
+          if (e.name == s) return std::string();
+        return "no exercise '" + s + "'; the exercises are: " + names;
+      },
+      "NAME");
+  const CLI::Validator lang_name(
+      [](const std::string& s) {
+        return s == "en" || s == "ko" ? std::string() : "--lang is en or ko, got '" + s + "'";
+      },
+      "en|ko");
+  const auto lang = [a] { return a->lang.empty() ? text::lang_from_environment() : *text::parse_lang(a->lang); };
+  auto add_common = [&](CLI::App* sub) {
+    sub->add_option("--dir", a->dir, "where the exercise files are")->capture_default_str();
+    sub->add_option("--lang", a->lang, "en or ko (default: from LANG)")->check(lang_name);
+  };
+
+  auto* start = exercise->add_subcommand("start", "write the stub DIR/NAME.cpp to fill in");
+  start->add_option("name", a->name, "the exercise")->required()->check(exercise_name);
+  start->add_flag("--force", a->force, "write the stub over a file that has been edited");
+  add_common(start);
+
+  auto* check = exercise->add_subcommand("check", "compile your file, run the exercise's checks, say what is wrong");
+  check->add_option("name", a->name, "the exercise")->required()->check(exercise_name);
+  check->add_option("file", a->file, "your file (default: DIR/NAME.cpp)");
+  check->add_flag("--json", a->json, "print one JSON object, for graders");
+  check->add_option("--timeout", a->timeout, "seconds the checks may run before they are stopped")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  add_common(check);
+
+  auto* check_all = exercise->add_subcommand("check-all", "check every exercise in DIR: a progress table");
+  check_all->add_flag("--json", a->json, "print a JSON array, one object per exercise");
+  check_all->add_option("--timeout", a->timeout, "seconds each exercise's checks may run")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  add_common(check_all);
+  exercise->add_option("--lang", a->lang, "en or ko (default: from LANG)")->check(lang_name);
+
+  commands.emplace_back(exercise, [a, start, check, check_all, lang] {
+    if (*start) return run_start(a->name, a->dir, a->force, lang());
+    if (*check) return run_check(a->name, a->file, a->dir, a->json, a->timeout, lang());
+    if (*check_all) return run_check_all(a->dir, a->json, a->timeout, lang());
+    return run_list(lang());
+  });
+}
+
+}  // namespace seqgrad::cli

@@ -1,0 +1,194 @@
+#include "src/exercises/check.h"
+
+#include <sys/resource.h>
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "autograd/ops.h"
+#include "src/exercises/exercise.h"
+
+namespace seqgrad::exercises {
+
+namespace {
+
+void emit(const nlohmann::json& event) {
+  // One line each, flushed at once: if the student's code crashes in the next
+  // check, seqgrad still reads every line before it.
+  std::fputs((event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
+  std::fflush(stdout);
+}
+
+std::string index_text(const Shape& shape, std::size_t flat) {
+  std::vector<std::size_t> index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    const auto n = static_cast<std::size_t>(shape[d]);
+    index[d] = flat % n;
+    flat /= n;
+  }
+  std::string s = "[";
+  for (std::size_t d = 0; d < index.size(); ++d) s += (d ? ", " : "") + std::to_string(index[d]);
+  return s + "]";
+}
+
+std::string number(double v) { return fmt::format("{:.9g}", v); }
+
+bool close(Scalar expected, Scalar got, double tol) {
+  return std::abs(static_cast<double>(got) - static_cast<double>(expected)) <=
+         tol * (1 + std::abs(static_cast<double>(expected)));  // NaN is never close
+}
+
+}  // namespace
+
+Checker::Checker(int argc, char** argv, std::string exercise) : exercise_(std::move(exercise)) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string_view(argv[i]) == "--lang") lang_ = text::parse_lang(argv[i + 1]).value_or(text::Lang::en);
+  // A safety net under seqgrad's own time limit: a student's endless loop
+  // ends here even if nothing is left to stop it.
+  const rlimit cpu{60, 61};
+  setrlimit(RLIMIT_CPU, &cpu);
+}
+
+std::string Checker::tr(std::string_view id) const {
+  return std::string(text::tr(exercise_ + "." + std::string(id), lang_));
+}
+
+void Checker::run(std::string_view id, const std::function<void()>& body) {
+  if (failed_) return;
+  const std::string check(id);
+  emit({{"event", "start"}, {"check", check}, {"title", tr("check." + check)}});
+  auto fail = [&](std::string_view status, const std::string& detail, const std::string& hint) {
+    failed_ = true;
+    emit({{"event", "fail"}, {"check", check}, {"status", status}, {"detail", detail}, {"hint", hint}});
+  };
+  try {
+    body();
+    emit({{"event", "pass"}, {"check", check}});
+  } catch (const CheckFailure& f) {
+    fail("fail", f.detail, f.hint);
+  } catch (const exercise::NotImplemented&) {
+    fail("todo", shared("check.not_implemented"), "");
+  } catch (const std::exception& e) {
+    fail("error", shared("check.threw", e.what()), shared("check.threw_hint"));
+  }
+}
+
+int Checker::finish() const {
+  emit({{"event", "done"}});
+  return failed_ ? 1 : 0;
+}
+
+Tensor random_tensor(const Shape& shape, ag::Rng& rng, Scalar scale) {
+  std::vector<Scalar> values(ag::numel(shape));
+  for (Scalar& v : values) v = static_cast<Scalar>(rng.uniform(-scale, scale));
+  return Tensor(shape, std::move(values), true);
+}
+
+Tensor copy_leaf(const Tensor& x) { return Tensor(x.shape(), x.data(), true); }
+
+std::vector<Tensor> copy_leaves(const std::vector<Tensor>& xs) {
+  std::vector<Tensor> out;
+  for (const Tensor& x : xs) out.push_back(copy_leaf(x));
+  return out;
+}
+
+void expect_shape(const Checker& c, std::string_view what, const Shape& expected, const Shape& got) {
+  if (expected == got) return;
+  throw CheckFailure{c.shared("check.shape_detail", what, ag::to_string(expected), ag::to_string(got)),
+                     c.shared("check.shape_hint")};
+}
+
+bool all_close(const std::vector<Scalar>& a, const std::vector<Scalar>& b, double tol) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!close(a[i], b[i], tol)) return false;
+  return true;
+}
+
+void expect_close(const Checker& c, std::string_view what, const Shape& shape, const std::vector<Scalar>& expected,
+                  const std::vector<Scalar>& got, double tol, const std::string& hint,
+                  const std::vector<Mistake>& mistakes) {
+  if (got.size() != expected.size())
+    throw CheckFailure{c.shared("check.size_detail", what, expected.size(), got.size()), c.shared("check.shape_hint")};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (close(expected[i], got[i], tol)) continue;
+    std::string why = hint;
+    for (const Mistake& m : mistakes)
+      if (all_close(m.values, got, tol)) {
+        why = m.hint;
+        break;
+      }
+    double worst = 0;
+    for (std::size_t j = 0; j < expected.size(); ++j)
+      worst = std::max(worst, std::abs(static_cast<double>(got[j] - expected[j])));
+    throw CheckFailure{c.shared("check.value_detail", what, index_text(shape, i), number(expected[i]), number(got[i]),
+                                number(worst), tol),
+                       why};
+  }
+}
+
+void expect_one_op(const Checker& c, const Tensor& out, const std::vector<Tensor>& inputs) {
+  const ag::Node& n = *out.node();
+  bool direct = n.requires_grad && static_cast<bool>(n.backward);
+  for (const Tensor& x : inputs) {
+    bool found = false;
+    for (const auto& p : n.parents) found = found || p.get() == x.node();
+    direct = direct && found;
+  }
+  if (!direct) throw CheckFailure{c.shared("check.one_op_detail", n.op), c.shared("check.one_op_hint")};
+}
+
+std::vector<std::vector<Scalar>> gradients(const TensorFn& f, const std::vector<Tensor>& inputs,
+                                           const std::vector<Scalar>& weights) {
+  std::vector<Tensor> leaves = copy_leaves(inputs);
+  Tensor out = f(leaves);
+  Tensor w(out.shape(), weights);
+  ag::sum(out * w).backward();
+  std::vector<std::vector<Scalar>> grads;
+  for (Tensor& x : leaves) grads.push_back(x.grad().empty() ? std::vector<Scalar>(x.numel(), Scalar(0)) : x.grad());
+  return grads;
+}
+
+std::vector<std::vector<Scalar>> numeric_gradients(const TensorFn& f, const std::vector<Tensor>& inputs,
+                                                   const std::vector<Scalar>& weights) {
+  ag::NoGrad no_grad;
+  std::vector<Tensor> xs = copy_leaves(inputs);
+  auto loss = [&] {
+    const Tensor out = f(xs);
+    double total = 0;
+    for (std::size_t i = 0; i < weights.size(); ++i) total += out.data()[i] * weights[i];
+    return total;
+  };
+  std::vector<std::vector<Scalar>> grads;
+  constexpr double h = 1e-6;
+  for (Tensor& x : xs) {
+    std::vector<Scalar> g(x.numel());
+    for (std::size_t i = 0; i < x.numel(); ++i) {
+      const Scalar keep = x.data()[i];
+      x.data()[i] = keep + h;
+      const double up = loss();
+      x.data()[i] = keep - h;
+      const double down = loss();
+      x.data()[i] = keep;
+      g[i] = static_cast<Scalar>((up - down) / (2 * h));
+    }
+    grads.push_back(std::move(g));
+  }
+  return grads;
+}
+
+std::vector<Scalar> output_weights(const TensorFn& f, const std::vector<Tensor>& inputs, ag::Rng& rng) {
+  ag::NoGrad no_grad;
+  const Tensor out = f(copy_leaves(inputs));
+  return random_tensor(out.shape(), rng).data();
+}
+
+void expect_same_gradients(const Checker& c, const std::vector<std::string>& names, const std::vector<Tensor>& inputs,
+                           const std::vector<std::vector<Scalar>>& expected,
+                           const std::vector<std::vector<Scalar>>& got, double tol, const std::string& hint) {
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    expect_close(c, c.shared("check.gradient_of", names[i]), inputs[i].shape(), expected[i], got[i], tol, hint);
+}
+
+}  // namespace seqgrad::exercises

@@ -1,0 +1,107 @@
+// The checks' side of an exercise: the program `seqgrad exercise check` builds
+// from the student's file and one file of src/exercises/checks/ runs its checks
+// one after the other and writes one JSON line per event to standard output
+// for seqgrad to read:
+//   {"event":"start","check":ID}  before a check runs (so a crash can be placed)
+//   {"event":"pass","check":ID}
+//   {"event":"fail","check":ID,"status":"fail"|"todo"|"error","detail":...,"hint":...}
+// It stops at the first check that fails.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "autograd/rng.h"
+#include "autograd/tensor.h"
+#include "src/text/catalogue.h"
+
+namespace seqgrad::exercises {
+
+using ag::Scalar;
+using ag::Shape;
+using ag::Tensor;
+
+// A check that found a difference, with what to tell the student.
+struct CheckFailure {
+  std::string detail;  // what was expected, what came, where
+  std::string hint;    // the usual mistake behind it
+};
+
+class Checker {
+ public:
+  // Reads --lang (en, ko) from the command line; `exercise` names the catalogue's entries ("attention").
+  Checker(int argc, char** argv, std::string exercise);
+
+  // Runs check `id` (its title is the catalogue's "<exercise>.check.<id>")
+  // unless one before it failed. The body throws CheckFailure when it finds a
+  // difference; the student's NotImplemented and any other exception are caught here.
+  void run(std::string_view id, const std::function<void()>& body);
+  int finish() const;  // 0 when every check passed, 1 otherwise
+
+  text::Lang lang() const { return lang_; }
+  // The exercise's own message "<exercise>.<id>" (its checks' titles, its hints).
+  std::string tr(std::string_view id) const;
+  // A message all the exercises share ("check.<...>"), its fields filled.
+  template <class... Args>
+  std::string shared(std::string_view id, Args&&... args) const {
+    return text::trf(id, lang_, std::forward<Args>(args)...);
+  }
+
+ private:
+  std::string exercise_;
+  text::Lang lang_ = text::Lang::en;
+  bool failed_ = false;
+};
+
+// --- building inputs -------------------------------------------------------------
+// Values drawn uniformly from [-scale, scale), a leaf that requires a gradient.
+Tensor random_tensor(const Shape& shape, ag::Rng& rng, Scalar scale = 1);
+// A fresh leaf with the same values (its own gradient).
+Tensor copy_leaf(const Tensor& x);
+std::vector<Tensor> copy_leaves(const std::vector<Tensor>& xs);
+
+// --- comparing -----------------------------------------------------------------------
+// A way the student's result may be wrong in a known way: the values a
+// typical mistake gives, and the hint that names it.
+struct Mistake {
+  std::vector<Scalar> values;
+  std::string hint;
+};
+
+// Throws CheckFailure when `got` has another shape than `expected`.
+void expect_shape(const Checker& c, std::string_view what, const Shape& expected, const Shape& got);
+// Throws CheckFailure at the first element (and its index in `shape`) further
+// than tol * (1 + |expected|) from `expected`. The hint is that of the first
+// mistake in `mistakes` whose values `got` matches, else `hint`.
+void expect_close(const Checker& c, std::string_view what, const Shape& shape, const std::vector<Scalar>& expected,
+                  const std::vector<Scalar>& got, double tol, const std::string& hint,
+                  const std::vector<Mistake>& mistakes = {});
+bool all_close(const std::vector<Scalar>& a, const std::vector<Scalar>& b, double tol);
+
+// Throws CheckFailure unless `out` is one new op whose inputs are `inputs`
+// themselves (with a backward to call): a custom op, not a chain of engine ops.
+void expect_one_op(const Checker& c, const Tensor& out, const std::vector<Tensor>& inputs);
+
+// A function of some tensors, as the checks call the student's code and the engine's.
+using TensorFn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+// The gradient of sum(f(inputs) * weights) with respect to each input, for
+// `weights` a fixed random tensor of f's output shape (so every output element counts, each differently).
+std::vector<std::vector<Scalar>> gradients(const TensorFn& f, const std::vector<Tensor>& inputs,
+                                           const std::vector<Scalar>& weights);
+// The same by central differences (float64, step 1e-6), without autograd.
+std::vector<std::vector<Scalar>> numeric_gradients(const TensorFn& f, const std::vector<Tensor>& inputs,
+                                                   const std::vector<Scalar>& weights);
+// Weights for the above: random, of f(inputs)'s size.
+std::vector<Scalar> output_weights(const TensorFn& f, const std::vector<Tensor>& inputs, ag::Rng& rng);
+
+// Compares the student's gradients with the engine's, input by input
+// (names[i] is how the message calls input i); tol as in expect_close.
+void expect_same_gradients(const Checker& c, const std::vector<std::string>& names, const std::vector<Tensor>& inputs,
+                           const std::vector<std::vector<Scalar>>& expected,
+                           const std::vector<std::vector<Scalar>>& got, double tol, const std::string& hint);
+
+}  // namespace seqgrad::exercises

@@ -1,0 +1,101 @@
+// Checks of `adam`: the student's Adam update against the built-in optimiser
+// (src/nn/optim.cpp), step by step over several steps.
+#include <cmath>
+
+#include "src/exercises/check.h"
+#include "src/exercises/exercise.h"
+#include "src/nn/optim.h"
+
+using namespace seqgrad::exercises;
+namespace nn = seqgrad::nn;
+
+namespace {
+
+const exercise::AdamSettings kSettings{0.01, 0.9, 0.999, 1e-8};
+
+// n steps of the built-in Adam from weights w0 with the gradients grads[t]:
+// the weights after each step.
+std::vector<std::vector<Scalar>> builtin(const std::vector<Scalar>& w0, const std::vector<std::vector<Scalar>>& grads,
+                                         const exercise::AdamSettings& s) {
+  Tensor w({static_cast<int>(w0.size())}, w0, true);
+  nn::OptimizerConfig config;
+  config.kind = seqgrad::nn::choices::Optimizer::adam;
+  config.lr = s.lr, config.beta1 = s.beta1, config.beta2 = s.beta2, config.eps = s.eps;
+  nn::Optimizer adam({{"w", w}}, config);
+  std::vector<std::vector<Scalar>> out;
+  for (const auto& g : grads) {
+    w.grad() = g;
+    adam.step(s.lr);
+    out.push_back(w.data());
+  }
+  return out;
+}
+
+// The same with a slip: no bias correction, or eps inside the square root.
+enum class Slip { no_correction, eps_inside };
+std::vector<std::vector<Scalar>> slipped(std::vector<Scalar> w, const std::vector<std::vector<Scalar>>& grads,
+                                         const exercise::AdamSettings& s, Slip slip) {
+  std::vector<double> m(w.size()), v(w.size());
+  std::vector<std::vector<Scalar>> out;
+  for (std::size_t t = 1; t <= grads.size(); ++t) {
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      const double g = grads[t - 1][i];
+      m[i] = s.beta1 * m[i] + (1 - s.beta1) * g;
+      v[i] = s.beta2 * v[i] + (1 - s.beta2) * g * g;
+      double mh = m[i], vh = v[i];
+      if (slip != Slip::no_correction) {
+        mh /= 1 - std::pow(s.beta1, double(t));
+        vh /= 1 - std::pow(s.beta2, double(t));
+      }
+      w[i] -=
+          static_cast<Scalar>(s.lr * mh / (slip == Slip::eps_inside ? std::sqrt(vh + s.eps) : std::sqrt(vh) + s.eps));
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+void expect_steps(const Checker& c, int n, int steps, const exercise::AdamSettings& s, ag::Rng& rng) {
+  const std::vector<Scalar> w0 = random_tensor({n}, rng).data();
+  std::vector<std::vector<Scalar>> grads;
+  for (int t = 0; t < steps; ++t) grads.push_back(random_tensor({n}, rng, Scalar(t % 2 ? 0.01 : 1)).data());
+  const auto expected = builtin(w0, grads, s);
+  const auto no_correction = slipped(w0, grads, s, Slip::no_correction),
+             eps_inside = slipped(w0, grads, s, Slip::eps_inside);
+  std::vector<Scalar> w = w0;
+  std::vector<double> m(static_cast<std::size_t>(n)), v(static_cast<std::size_t>(n));
+  for (int t = 1; t <= steps; ++t) {
+    exercise::adam_step(w, grads[static_cast<std::size_t>(t - 1)], m, v, t, s);
+    const auto k = static_cast<std::size_t>(t - 1);
+    expect_close(c, c.shared("check.weights_after_step", t), {n}, expected[k], w, 1e-12, c.tr("hint.update"),
+                 {{no_correction[k], c.tr("hint.no_correction")}, {eps_inside[k], c.tr("hint.eps_inside")}});
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Checker c(argc, argv, "adam");
+  ag::Rng rng(1709);
+  c.run("first-step", [&] { expect_steps(c, 5, 1, kSettings, rng); });
+  c.run("moments", [&] {
+    // After two steps, m and v are the running averages of g and g^2 (no correction in them).
+    const std::vector<Scalar> g1 = random_tensor({4}, rng).data(), g2 = random_tensor({4}, rng).data();
+    std::vector<Scalar> w = random_tensor({4}, rng).data();
+    std::vector<double> m(4), v(4);
+    exercise::adam_step(w, g1, m, v, 1, kSettings);
+    exercise::adam_step(w, g2, m, v, 2, kSettings);
+    std::vector<Scalar> em, ev, gm, gv;
+    for (std::size_t i = 0; i < 4; ++i) {
+      em.push_back(static_cast<Scalar>(0.9 * 0.1 * g1[i] + 0.1 * g2[i]));
+      ev.push_back(static_cast<Scalar>(0.999 * 0.001 * g1[i] * g1[i] + 0.001 * g2[i] * g2[i]));
+      gm.push_back(static_cast<Scalar>(m[i]));
+      gv.push_back(static_cast<Scalar>(v[i]));
+    }
+    expect_close(c, "m", {4}, em, gm, 1e-12, c.tr("hint.moments"));
+    expect_close(c, "v", {4}, ev, gv, 1e-12, c.tr("hint.moments"));
+  });
+  c.run("several-steps", [&] { expect_steps(c, 6, 8, kSettings, rng); });
+  c.run("other-settings", [&] { expect_steps(c, 3, 5, {0.1, 0.5, 0.9, 1e-3}, rng); });
+  return c.finish();
+}

@@ -1,0 +1,83 @@
+// Checks of `layer-norm`: the student's layer norm as one op with its own
+// backward, against the engine's op (ops_nn.cpp) and central differences.
+#include <cmath>
+
+#include "autograd/ops.h"
+#include "src/exercises/check.h"
+#include "src/exercises/exercise.h"
+
+using namespace seqgrad::exercises;
+
+namespace {
+
+constexpr Scalar kEps = 1e-5;
+
+// Row by row, with a slip: the variance divided by C - 1, or eps added outside the square root.
+enum class Slip { unbiased, eps_outside };
+std::vector<Scalar> slipped(const Tensor& x, const Tensor& gamma, const Tensor& beta, Slip slip) {
+  const std::size_t C = gamma.numel(), rows = x.numel() / C;
+  std::vector<Scalar> y(x.numel());
+  for (std::size_t r = 0; r < rows; ++r) {
+    const Scalar* xr = x.data().data() + r * C;
+    Scalar mean = 0, var = 0;
+    for (std::size_t j = 0; j < C; ++j) mean += xr[j] / static_cast<Scalar>(C);
+    for (std::size_t j = 0; j < C; ++j) var += (xr[j] - mean) * (xr[j] - mean);
+    var /= static_cast<Scalar>(slip == Slip::unbiased && C > 1 ? C - 1 : C);
+    const Scalar denom = slip == Slip::eps_outside ? std::sqrt(var) + kEps : std::sqrt(var + kEps);
+    for (std::size_t j = 0; j < C; ++j) y[r * C + j] = (xr[j] - mean) / denom * gamma.data()[j] + beta.data()[j];
+  }
+  return y;
+}
+
+std::vector<Tensor> random_inputs(const Shape& shape, ag::Rng& rng) {
+  const int C = shape.back();
+  Tensor gamma = random_tensor({C}, rng, Scalar(0.5)), beta = random_tensor({C}, rng, Scalar(0.5));
+  for (Scalar& g : gamma.data()) g += 1;
+  return {random_tensor(shape, rng, 2), gamma, beta};
+}
+
+const TensorFn student = [](const std::vector<Tensor>& x) { return exercise::layer_norm(x[0], x[1], x[2], kEps); };
+const TensorFn engine = [](const std::vector<Tensor>& x) { return ag::layer_norm(x[0], x[1], x[2], kEps); };
+
+void expect_forward(const Checker& c, const Shape& shape, ag::Rng& rng) {
+  const std::vector<Tensor> in = random_inputs(shape, rng);
+  ag::NoGrad no_grad;
+  const Tensor got = student(in);
+  expect_shape(c, c.shared("check.output"), shape, got.shape());
+  expect_close(c, c.shared("check.output"), shape, engine(in).data(), got.data(), 1e-10, c.tr("hint.forward"),
+               {{slipped(in[0], in[1], in[2], Slip::unbiased), c.tr("hint.unbiased")},
+                {slipped(in[0], in[1], in[2], Slip::eps_outside), c.tr("hint.eps_outside")}});
+}
+
+void expect_backward(const Checker& c, const Shape& shape, ag::Rng& rng) {
+  const std::vector<Tensor> in = random_inputs(shape, rng);
+  const std::vector<Scalar> w = output_weights(engine, in, rng);
+  expect_same_gradients(c, {"x", "gamma", "beta"}, in, gradients(engine, in, w), gradients(student, in, w), 1e-9,
+                        c.tr("hint.backward"));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Checker c(argc, argv, "layer-norm");
+  ag::Rng rng(1708);
+  c.run("forward", [&] { expect_forward(c, {4, 6}, rng); });
+  c.run("one-op", [&] {
+    const std::vector<Tensor> in = random_inputs({3, 5}, rng);
+    expect_one_op(c, student(in), in);
+  });
+  c.run("backward", [&] { expect_backward(c, {4, 6}, rng); });
+  c.run("finite-differences", [&] {
+    const std::vector<Tensor> in = random_inputs({3, 5}, rng);
+    const std::vector<Scalar> w = output_weights(student, in, rng);
+    expect_same_gradients(c, {"x", "gamma", "beta"}, in, numeric_gradients(student, in, w), gradients(student, in, w),
+                          1e-6, c.tr("hint.backward"));
+  });
+  c.run("edges", [&] {
+    expect_forward(c, {2, 3, 8}, rng);  // (B, T, C): every row alone
+    expect_backward(c, {2, 3, 8}, rng);
+    expect_forward(c, {5, 1}, rng);  // one channel: x - mean = 0, y = beta
+    expect_backward(c, {5, 1}, rng);
+  });
+  return c.finish();
+}

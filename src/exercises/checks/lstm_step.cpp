@@ -1,0 +1,108 @@
+// Checks of `lstm-step`: the student's LSTM cell, built from engine ops,
+// against the built-in cell (src/nn/recurrent.cpp): the cell state, the hidden
+// state, two steps in a row, and every gradient.
+#include "autograd/ops.h"
+#include "src/exercises/check.h"
+#include "src/exercises/exercise.h"
+#include "src/nn/recurrent.h"
+
+using namespace seqgrad::exercises;
+namespace nn = seqgrad::nn;
+
+namespace {
+
+constexpr int B = 2, I = 3, H = 4;
+
+// The built-in cell with the given weights. x, h, c, W_x, W_h, b in that order.
+nn::RecurrentState builtin(const std::vector<Tensor>& in) {
+  ag::Rng unused(0);
+  nn::LSTMCell cell(I, H, nn::Init::uniform, unused);
+  cell.W_x = in[3], cell.W_h = in[4], cell.b = in[5];
+  return cell.step(in[0], {in[1], in[2]});
+}
+
+std::vector<Tensor> random_inputs(ag::Rng& rng) {
+  return {random_tensor({B, I}, rng),          random_tensor({B, H}, rng),          random_tensor({B, H}, rng),
+          random_tensor({I, 4 * H}, rng, 0.7), random_tensor({H, 4 * H}, rng, 0.7), random_tensor({4 * H}, rng, 0.5)};
+}
+
+exercise::LstmState student(const std::vector<Tensor>& in) {
+  return exercise::lstm_step(in[0], {in[1], in[2]}, in[3], in[4], in[5]);
+}
+
+// A cell with one of the usual slips, for the hints.
+enum class Slip { gate_order, sigmoid_candidate, no_tanh_on_c, no_input_gate };
+nn::RecurrentState slipped(const std::vector<Tensor>& in, Slip slip) {
+  ag::NoGrad no_grad;
+  const Tensor gates = ag::matmul(in[0], in[3]) + ag::matmul(in[1], in[4]) + in[5];
+  auto part = [&](int k) { return ag::slice(gates, 1, k * H, (k + 1) * H); };
+  const Tensor i = ag::sigmoid(part(0)), f = ag::sigmoid(part(1));
+  Tensor g = ag::tanh(part(2)), o = ag::sigmoid(part(3));
+  if (slip == Slip::gate_order) g = ag::tanh(part(3)), o = ag::sigmoid(part(2));  // [i | f | o | g]
+  if (slip == Slip::sigmoid_candidate) g = ag::sigmoid(part(2));
+  const Tensor c = slip == Slip::no_input_gate ? f * in[2] + g : f * in[2] + i * g;
+  return {slip == Slip::no_tanh_on_c ? o * c : o * ag::tanh(c), c};
+}
+
+std::vector<Mistake> mistakes(const Checker& c, const std::vector<Tensor>& in, bool cell_state) {
+  std::vector<Mistake> m;
+  const std::pair<Slip, const char*> slips[] = {{Slip::gate_order, "hint.gate_order"},
+                                                {Slip::sigmoid_candidate, "hint.sigmoid_g"},
+                                                {Slip::no_tanh_on_c, "hint.no_tanh_c"},
+                                                {Slip::no_input_gate, "hint.no_input_gate"}};
+  for (const auto& slip : slips) {
+    const nn::RecurrentState s = slipped(in, slip.first);
+    m.push_back({(cell_state ? s.c : s.h).data(), c.tr(slip.second)});
+  }
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Checker c(argc, argv, "lstm-step");
+  ag::Rng rng(1706);
+  const std::vector<Tensor> in = random_inputs(rng);
+  c.run("shapes", [&] {
+    const exercise::LstmState s = student(in);
+    expect_shape(c, "h", {B, H}, s.h.shape());
+    expect_shape(c, "c", {B, H}, s.c.shape());
+  });
+  c.run("cell-state", [&] {
+    const Tensor expected = builtin(in).c;
+    expect_close(c, "c", {B, H}, expected.data(), student(in).c.data(), 1e-10, c.tr("hint.cell"),
+                 mistakes(c, in, true));
+  });
+  c.run("hidden-state", [&] {
+    const Tensor expected = builtin(in).h;
+    expect_close(c, "h", {B, H}, expected.data(), student(in).h.data(), 1e-10, c.tr("hint.hidden"),
+                 mistakes(c, in, false));
+  });
+  // Two steps, the second fed the first's state; the loss reads h and c of both.
+  auto two_steps = [&](bool mine) {
+    return [mine](const std::vector<Tensor>& x) {
+      auto step = [&](const Tensor& xt, const Tensor& h, const Tensor& cs) -> std::pair<Tensor, Tensor> {
+        if (mine) {
+          const exercise::LstmState s = exercise::lstm_step(xt, {h, cs}, x[3], x[4], x[5]);
+          return {s.h, s.c};
+        }
+        const nn::RecurrentState s = builtin({xt, h, cs, x[3], x[4], x[5]});
+        return {s.h, s.c};
+      };
+      const auto [h1, c1] = step(x[0], x[1], x[2]);
+      const auto [h2, c2] = step(x[0] * Scalar(-0.5), h1, c1);
+      return ag::concat({h1, c1, h2, c2}, 1);
+    };
+  };
+  c.run("two-steps", [&] {
+    ag::NoGrad no_grad;
+    expect_close(c, "[h1 | c1 | h2 | c2]", {B, 4 * H}, two_steps(false)(in).data(), two_steps(true)(in).data(), 1e-10,
+                 c.tr("hint.two_steps"));
+  });
+  c.run("gradients", [&] {
+    const std::vector<Scalar> w = output_weights(two_steps(false), in, rng);
+    expect_same_gradients(c, {"x", "h", "c", "W_x", "W_h", "b"}, in, gradients(two_steps(false), in, w),
+                          gradients(two_steps(true), in, w), 1e-9, c.tr("hint.gradients"));
+  });
+  return c.finish();
+}

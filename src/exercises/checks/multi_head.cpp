@@ -1,0 +1,90 @@
+// Checks of `multi-head`: the student's split into heads and merge back,
+// against the layout the engine's fused attention uses (head h owns channels
+// [h D, (h+1) D)), and attention run head by head through them against the
+// fused multi-head op.
+#include <cmath>
+
+#include "autograd/ops.h"
+#include "src/exercises/check.h"
+#include "src/exercises/exercise.h"
+
+using namespace seqgrad::exercises;
+
+namespace {
+
+// x (B, T, C) -> (B, heads, T, D): out[b, h, t, d] = x[b, t, h D + d]; with
+// `interleaved`, the slip x[b, t, d heads + h].
+std::vector<Scalar> split_by_hand(const Tensor& x, int heads, bool interleaved) {
+  const int B = x.size(0), T = x.size(1), C = x.size(2), D = C / heads;
+  std::vector<Scalar> out(x.numel());
+  std::size_t i = 0;
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < heads; ++h)
+      for (int t = 0; t < T; ++t)
+        for (int d = 0; d < D; ++d)
+          out[i++] = x.data()[static_cast<std::size_t>((b * T + t) * C + (interleaved ? d * heads + h : h * D + d))];
+  return out;
+}
+
+void expect_split(const Checker& c, int B, int T, int C, int heads, ag::Rng& rng) {
+  const Tensor x = random_tensor({B, T, C}, rng);
+  const Tensor got = exercise::split_heads(x, heads);
+  expect_shape(c, c.shared("check.output"), {B, heads, T, C / heads}, got.shape());
+  // The slips: the memory read again as (B, heads, T, D), or channels dealt out one by one.
+  expect_close(c, c.shared("check.output"), got.shape(), split_by_hand(x, heads, false), got.data(), 0,
+               c.tr("hint.split"),
+               {{x.data(), c.tr("hint.reshape_only")}, {split_by_hand(x, heads, true), c.tr("hint.interleaved")}});
+}
+
+Tensor by_heads(const std::vector<Tensor>& in, int heads) {
+  const int B = in[0].size(0), T = in[0].size(1), C = in[0].size(2);
+  auto split = [&](const Tensor& x) { return ag::reshape(exercise::split_heads(x, heads), {B * heads, T, C / heads}); };
+  const Tensor out = ag::attention(split(in[0]), split(in[1]), split(in[2]), 1, true, 1 / std::sqrt(Scalar(C / heads)));
+  return exercise::merge_heads(ag::reshape(out, {B, heads, T, C / heads}));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Checker c(argc, argv, "multi-head");
+  ag::Rng rng(1707);
+  c.run("split", [&] { expect_split(c, 2, 5, 12, 3, rng); });
+  c.run("split-edges", [&] {
+    expect_split(c, 1, 1, 4, 1, rng);  // one head: nothing moves but the shape
+    expect_split(c, 2, 3, 6, 6, rng);  // a head per channel
+  });
+  c.run("merge", [&] {
+    const Tensor y = random_tensor({2, 3, 5, 4}, rng);
+    const Tensor got = exercise::merge_heads(y);
+    expect_shape(c, c.shared("check.output"), {2, 5, 12}, got.shape());
+    // merge undoes split: x = merge(split(x)) for x = merge's expected output
+    std::vector<Scalar> expected(y.numel());
+    for (int b = 0; b < 2; ++b)
+      for (int h = 0; h < 3; ++h)
+        for (int t = 0; t < 5; ++t)
+          for (int d = 0; d < 4; ++d)
+            expected[static_cast<std::size_t>((b * 5 + t) * 12 + h * 4 + d)] =
+                y.data()[static_cast<std::size_t>(((b * 3 + h) * 5 + t) * 4 + d)];
+    expect_close(c, c.shared("check.output"), {2, 5, 12}, expected, got.data(), 0, c.tr("hint.merge"),
+                 {{y.data(), c.tr("hint.reshape_only")}});
+  });
+  c.run("attention", [&] {
+    const std::vector<Tensor> in{random_tensor({2, 6, 12}, rng), random_tensor({2, 6, 12}, rng),
+                                 random_tensor({2, 6, 12}, rng)};
+    const Tensor expected = ag::attention(in[0], in[1], in[2], 3, true, Scalar(0.5));
+    expect_close(c, c.shared("check.output"), expected.shape(), expected.data(), by_heads(in, 3).data(), 1e-10,
+                 c.tr("hint.attention"));
+  });
+  c.run("gradients", [&] {
+    const std::vector<Tensor> in{random_tensor({2, 4, 8}, rng), random_tensor({2, 4, 8}, rng),
+                                 random_tensor({2, 4, 8}, rng)};
+    const TensorFn engine = [](const std::vector<Tensor>& x) {
+      return ag::attention(x[0], x[1], x[2], 2, true, 1 / std::sqrt(Scalar(4)));
+    };
+    const TensorFn student = [](const std::vector<Tensor>& x) { return by_heads(x, 2); };
+    const std::vector<Scalar> w = output_weights(engine, in, rng);
+    expect_same_gradients(c, {"q", "k", "v"}, in, gradients(engine, in, w), gradients(student, in, w), 1e-9,
+                          c.tr("hint.gradients"));
+  });
+  return c.finish();
+}

@@ -1,0 +1,66 @@
+// Checks of `tanh-backward`: the student's tanh as a new op with its own
+// backward, against std::tanh, its derivative 1 - tanh^2, and central differences.
+#include <cmath>
+
+#include "autograd/ops.h"
+#include "src/exercises/check.h"
+#include "src/exercises/exercise.h"
+
+using namespace seqgrad::exercises;
+
+int main(int argc, char** argv) {
+  Checker c(argc, argv, "tanh-backward");
+  ag::Rng rng(1702);
+  const Tensor x = random_tensor({3, 5}, rng, 2);
+  c.run("forward", [&] {
+    const Tensor y = exercise::tanh_op(x);
+    expect_shape(c, c.shared("check.output"), x.shape(), y.shape());
+    std::vector<Scalar> expected;
+    for (Scalar v : x.data()) expected.push_back(std::tanh(v));
+    expect_close(c, c.shared("check.output"), x.shape(), expected, y.data(), 1e-12, c.tr("hint.forward"));
+  });
+  c.run("one-op", [&] {
+    const Tensor leaf = copy_leaf(x);
+    expect_one_op(c, exercise::tanh_op(leaf), {leaf});
+  });
+  c.run("backward", [&] {
+    const TensorFn student = [](const std::vector<Tensor>& in) { return exercise::tanh_op(in[0]); };
+    const std::vector<Scalar> w = random_tensor(x.shape(), rng).data();
+    std::vector<Scalar> expected, input_rule, no_dy, no_square;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      const Scalar t = std::tanh(x.data()[i]), xi = x.data()[i];
+      expected.push_back((1 - t * t) * w[i]);
+      input_rule.push_back((1 - xi * xi) * w[i]);
+      no_dy.push_back(1 - t * t);
+      no_square.push_back((1 - t) * w[i]);
+    }
+    expect_close(
+        c, c.shared("check.gradient_of", "x"), x.shape(), expected, gradients(student, {x}, w)[0], 1e-10,
+        c.tr("hint.backward"),
+        {{input_rule, c.tr("hint.input_rule")}, {no_dy, c.tr("hint.no_dy")}, {no_square, c.tr("hint.no_square")}});
+  });
+  c.run("composed", [&] {
+    // tanh(tanh(x)) * tanh(x): the op used three times in one graph, twice on
+    // one input; its gradient against central differences of the same function.
+    const TensorFn f = [](const std::vector<Tensor>& in) {
+      const Tensor t = exercise::tanh_op(in[0]);
+      return exercise::tanh_op(t) * t;
+    };
+    const std::vector<Scalar> w = output_weights(f, {x}, rng);
+    expect_close(c, c.shared("check.gradient_of", "x"), x.shape(), numeric_gradients(f, {x}, w)[0],
+                 gradients(f, {x}, w)[0], 1e-7, c.tr("hint.composed"));
+  });
+  c.run("no-gradient", [&] {
+    // An input that needs no gradient: the op must not record a graph for it,
+    // and must not write a gradient nobody asked for.
+    const Tensor constant(x.shape(), x.data(), false);
+    const Tensor y = exercise::tanh_op(constant);
+    if (y.requires_grad()) throw CheckFailure{c.tr("detail.records"), c.tr("hint.records")};
+    const Tensor scale = random_tensor(x.shape(), rng);
+    ag::sum(y * scale).backward();
+    std::vector<Scalar> expected;
+    for (Scalar v : x.data()) expected.push_back(std::tanh(v));
+    expect_close(c, c.shared("check.gradient_of", "w"), x.shape(), expected, scale.grad(), 1e-12, c.tr("hint.forward"));
+  });
+  return c.finish();
+}

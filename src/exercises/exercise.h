@@ -1,0 +1,77 @@
+// What an exercise file includes: the engine (float64, so that finite
+// differences are exact to about 1e-9) and the functions the student writes,
+// one group per exercise. `seqgrad exercise start NAME` writes a file with the
+// group's functions and a statement of the task; `seqgrad exercise check NAME`
+// compiles it, links it with that exercise's checks (src/exercises/checks/)
+// and runs them.
+#pragma once
+
+#include <stdexcept>
+#include <vector>
+
+#include "autograd/ops.h"
+#include "autograd/tensor.h"
+
+namespace exercise {
+
+using ag::Scalar;
+using ag::Shape;
+using ag::Tensor;
+
+// What every stub throws until the student has written its body.
+struct NotImplemented : std::logic_error {
+  NotImplemented() : std::logic_error("not implemented yet") {}
+};
+
+// tanh-backward: y = tanh(x) as a new op with its own backward, dx = (1 - y^2) dy.
+Tensor tanh_op(const Tensor& x);
+
+// softmax-backward: one row. y = softmax(x); dx from y and dy = dL/dy.
+std::vector<Scalar> softmax_row(const std::vector<Scalar>& x);
+std::vector<Scalar> softmax_row_backward(const std::vector<Scalar>& y, const std::vector<Scalar>& dy);
+
+// rnn-step: x_t (B, I), h_prev (B, H), W_x (I, H), W_h (H, H), b (H) -> h_t (B, H);
+// then the whole sequence, x (B, T, I), h0 (B, H) -> (B, T, H).
+Tensor rnn_step(const Tensor& x_t, const Tensor& h_prev, const Tensor& W_x, const Tensor& W_h, const Tensor& b);
+Tensor rnn_forward(const Tensor& x, const Tensor& h0, const Tensor& W_x, const Tensor& W_h, const Tensor& b);
+
+// bptt-by-hand: hs (B, T, H) the hidden states of h_t = tanh(x_t W_x + h_{t-1} W_h + b),
+// direct (B, T, H) the gradient of the loss reaching each h_t from its own
+// output, W_h (H, H), all row-major -> the whole dL/dh_t, (B, T, H).
+std::vector<Scalar> bptt(const std::vector<Scalar>& hs, const std::vector<Scalar>& direct,
+                         const std::vector<Scalar>& W_h, int B, int T, int H);
+
+// lstm-step: x_t (B, I), h and c (B, H), W_x (I, 4H), W_h (H, 4H), b (4H),
+// the gates side by side as [i | f | g | o].
+struct LstmState {
+  Tensor h, c;
+};
+LstmState lstm_step(const Tensor& x_t, const LstmState& prev, const Tensor& W_x, const Tensor& W_h, const Tensor& b);
+
+// attention: q, k, v (B, T, D) -> (B, T, D), one head, from engine ops.
+Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal);
+
+// multi-head: x (B, T, C) -> (B, heads, T, C / heads), and back.
+Tensor split_heads(const Tensor& x, int heads);
+Tensor merge_heads(const Tensor& x);
+
+// sinusoidal: the paper's positional-encoding table, (T, C), C even.
+Tensor sinusoidal(int T, int C);
+
+// layer-norm: x (..., C), gamma and beta (C) -> (..., C), as a new op with its own backward.
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scalar eps);
+
+// adam: one update of the weights w in place, from their gradient, with the
+// moments m and v (kept between calls) and the step number t (1, 2, ...).
+struct AdamSettings {
+  double lr, beta1, beta2, eps;
+};
+void adam_step(std::vector<Scalar>& w, const std::vector<Scalar>& grad, std::vector<double>& m, std::vector<double>& v,
+               long t, const AdamSettings& settings);
+
+// rope: x (..., T, D), D even -> the same shape, each pair of channels
+// (2i, 2i+1) at position t rotated by the angle t * base^(-2i/D); a new op
+// with its own backward.
+Tensor rotary(const Tensor& x, Scalar base);
+
+}  // namespace exercise

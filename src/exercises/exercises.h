@@ -1,0 +1,73 @@
+// The exercises, from seqgrad's side: the list, the stub a student starts
+// from, and the check, which compiles the student's file, links it with the
+// exercise's checks (src/exercises/checks/, built with seqgrad) and runs it
+// in a child process that may crash or hang without taking seqgrad along.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/text/catalogue.h"
+
+namespace seqgrad::exercises {
+
+struct Exercise {
+  std::string_view name;       // "attention"
+  int section;                 // the section of the guide (docs/guide.md) it belongs to
+  std::string_view functions;  // what the student defines, as the messages name it
+  std::string_view checks;     // its checks' ids in order, space-separated (checks/<name>.cpp runs them)
+  std::string_view stub;       // the C++ of the functions, each body throwing NotImplemented
+  std::string_view engine;     // where the engine does the same thing, to compare with
+};
+
+std::span<const Exercise> all();
+const Exercise& find(std::string_view name);  // std::invalid_argument naming the exercises for an unknown name
+std::vector<std::string> check_ids(const Exercise& exercise);
+
+// What `exercise start` writes: the statement (in `lang`), the include, the stub.
+std::string stub_text(const Exercise& exercise, text::Lang lang);
+
+enum class StartOutcome { written, unchanged, kept };
+struct StartResult {
+  StartOutcome outcome;
+  std::string path;
+};
+// Writes DIR/NAME.cpp (DIR created when missing). A file already there is
+// left alone unless it is the untouched stub or `force` is given.
+StartResult start(const Exercise& exercise, const std::string& dir, bool force, text::Lang lang);
+
+enum class Status { pass, fail, todo, error, skipped };
+struct CheckLine {
+  std::string id, title;
+  Status status = Status::skipped;
+  std::string detail, hint;
+};
+
+enum class Outcome { passed, failed, todo, compile_error, link_error, crashed, timed_out, missing };
+struct CheckReport {
+  std::string exercise, file;
+  Outcome outcome = Outcome::failed;
+  std::vector<CheckLine> checks;
+  std::string output;  // the compiler's or the linker's messages, or what the student's code printed
+  std::string crash;   // how it ended, for crashed ("Segmentation fault", "Aborted", ...)
+  std::string during;  // the check running when it crashed or timed out
+  double seconds = 0;  // from the command to the verdict, compiling included
+};
+
+struct CheckOptions {
+  text::Lang lang = text::Lang::en;
+  double timeout_seconds = 10;  // for running the checks, not for compiling
+};
+CheckReport check(const Exercise& exercise, const std::string& file, const CheckOptions& options);
+
+std::string outcome_name(Outcome outcome);  // "passed", "compile-error", ... (the JSON's words)
+std::string report_text(const CheckReport& report, const Exercise& exercise, text::Lang lang);
+nlohmann::json to_json(const CheckReport& report);
+
+// check-all: one line per exercise.
+std::string progress_text(const std::vector<CheckReport>& reports, text::Lang lang);
+
+}  // namespace seqgrad::exercises

@@ -1,0 +1,148 @@
+#include "src/text/catalogue.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace seqgrad::text {
+
+namespace {
+
+// Sorted by id when first used. In a message that is formatted, {} is a field
+// and {{ }} a brace; the two languages have the same fields.
+Entry kEntries[] = {
+    // --- the command: seqgrad exercise ----------------------------------------------------
+    {"exercise.list_header", "The exercises, in the order of the chapter:", "연습 문제 목록입니다(장의 순서대로):"},
+    {"exercise.list_footer",
+     "Start one with: seqgrad exercise start NAME, then check it with: seqgrad exercise check NAME",
+     "시작: seqgrad exercise start NAME, 확인: seqgrad exercise check NAME"},
+    {"exercise.unknown", "no exercise '{}'; the exercises are: {}", "'{}'라는 연습 문제는 없습니다. 목록: {}"},
+    {"exercise.written", "wrote {}: write your code where it says 'your code here', then run: {}",
+     "{}을(를) 만들었습니다. 'your code here' 자리에 코드를 작성한 뒤 실행하세요: {}"},
+    {"exercise.kept", "{} is already there and has been edited: left as it is (--force writes a fresh stub over it)",
+     "{}은(는) 이미 있고 수정된 파일이라 그대로 두었습니다(--force를 주면 새 스텁으로 덮어씁니다)"},
+    {"exercise.unchanged", "{} is already there, still the untouched stub: fill it in, then run: {}",
+     "{}은(는) 이미 있고 아직 손대지 않은 스텁입니다. 채운 뒤 실행하세요: {}"},
+    {"exercise.no_file", "no file {}: write the stub first with: seqgrad exercise start {}{}",
+     "{} 파일이 없습니다. 먼저 스텁을 만드세요: seqgrad exercise start {}{}"},
+    {"exercise.no_toolchain",
+     "cannot check exercises: {} (the build that made this seqgrad records how to compile them; rebuild with make)",
+     "연습 문제를 확인할 수 없습니다: {} (이 seqgrad를 만든 빌드가 컴파일 방법을 기록합니다. make로 다시 빌드하세요)"},
+    {"exercise.checking", "checking {} ({})", "{} 확인 중 ({})"},
+    {"exercise.compile_error",
+     "{} does not compile; the compiler says:", "{}이(가) 컴파일되지 않습니다. 컴파일러의 메시지:"},
+    {"exercise.link_error",
+     "{} compiles but does not define {} in namespace exercise with the stub's exact signature (a fresh stub to "
+     "compare with: seqgrad exercise start {} --dir /tmp); the linker says:",
+     "{}은(는) 컴파일되지만 namespace exercise 안에 {}을(를) 스텁과 똑같은 시그니처로 정의하지 않습니다(비교할 새 "
+     "스텁: seqgrad exercise start {} --dir /tmp). 링커의 메시지:"},
+    {"exercise.crashed", "your code crashed ({}) during the check '{}'",
+     "'{1}' 확인 도중 코드가 비정상 종료했습니다({0})"},
+    {"exercise.timed_out",
+     "your code was stopped after {} s during the check '{}': an endless loop, or far too much work?",
+     "'{1}' 확인 도중 {0}초가 지나 코드를 멈췄습니다. 무한 루프이거나 일이 너무 많은 것은 아닌가요?"},
+    {"exercise.crash_hint",
+     "an index outside a vector's size is the usual cause (the exercise build checks std::vector's [] and stops "
+     "there); "
+     "its message, if any, is above",
+     "보통은 벡터 크기를 벗어난 인덱스가 원인입니다(연습 문제 빌드는 std::vector의 []를 검사해 그 자리에서 "
+     "멈춥니다). 메시지가 있다면 위에 있습니다"},
+    {"exercise.stderr", "your program printed:", "프로그램이 출력한 내용:"},
+    {"exercise.pass_mark", "pass", "통과"},
+    {"exercise.fail_mark", "FAIL", "실패"},
+    {"exercise.todo_mark", "TODO", "미구현"},
+    {"exercise.skipped", "(not run: an earlier check failed)", "(앞의 확인이 실패해 실행하지 않음)"},
+    {"exercise.expected", "what happened", "무엇이 달랐나"},
+    {"exercise.hint", "hint", "힌트"},
+    {"exercise.all_passed", "all {} checks of {} pass ({:.1f} s). Compare with the engine's own: {}",
+     "{1}의 확인 {0}개를 모두 통과했습니다({2:.1f}초). 엔진의 구현과 비교해 보세요: {3}"},
+    {"exercise.some_failed", "{} of {} checks pass ({:.1f} s)", "확인 {1}개 중 {0}개 통과({2:.1f}초)"},
+    {"exercise.progress_header", "exercise           section  status", "연습 문제          절       상태"},
+    {"exercise.status_passed", "passed", "통과"},
+    {"exercise.status_failed", "failed: {}", "실패: {}"},
+    {"exercise.status_todo", "not implemented yet", "아직 구현 안 됨"},
+    {"exercise.status_missing", "not started", "시작 안 함"},
+    {"exercise.status_broken", "does not build or run", "빌드 또는 실행 실패"},
+    {"exercise.progress_total", "{} of {} exercises pass", "연습 문제 {1}개 중 {0}개 통과"},
+    {"exercise.section", "in the guide: {}", "가이드의 절: {}"},
+
+    // --- shared by the checks --------------------------------------------------------------
+    {"check.not_implemented", "not implemented yet", "아직 구현되지 않았습니다"},
+    {"check.threw", "your code threw: {}", "코드가 예외를 던졌습니다: {}"},
+    {"check.threw_hint",
+     "an engine op that throws names itself and the shapes it got: compare them with the shapes in the stub's "
+     "statement",
+     "엔진 연산이 던지는 예외에는 연산 이름과 받은 모양이 들어 있습니다. 스텁 설명의 모양과 비교해 보세요"},
+    {"check.shape_detail", "{}: expected the shape {}, got {}", "{}: 모양이 {}이어야 하는데 {}입니다"},
+    {"check.shape_hint", "work out the shape of each intermediate result on paper, with the legend B, T, C, H, D",
+     "B, T, C, H, D 기호로 중간 결과의 모양을 하나씩 종이에 적어 보세요"},
+    {"check.size_detail", "{}: expected {} values, got {}", "{}: 값이 {}개여야 하는데 {}개입니다"},
+    {"check.value_detail", "{} at {}: expected {}, got {} (largest difference {}, tolerance {:g} relative)",
+     "{}의 {} 위치: {}이어야 하는데 {}입니다(가장 큰 차이 {}, 허용 오차 상대 {:g})"},
+    {"check.output", "the output", "출력"},
+    {"check.gradient_of", "the gradient of {}", "{}의 기울기"},
+    {"check.weights_after_step", "the weights after step {}", "{}단계 뒤의 가중치"},
+    {"check.one_op_detail",
+     "the output was made by '{}', not by one op of your own whose inputs are the inputs themselves",
+     "출력이 '{}' 연산으로 만들어졌습니다. 입력을 직접 받는 여러분의 연산 하나여야 합니다"},
+    {"check.one_op_hint",
+     "make the output with Tensor::make_result(\"name\", shape, {{&x, ...}}) and give it a backward with set_backward; "
+     "chaining engine ops gets autograd's gradient, not yours",
+     "출력은 Tensor::make_result(\"이름\", 모양, {{&x, ...}})로 만들고 set_backward로 역전파를 달아 주세요. 엔진 "
+     "연산을 이어 붙이면 여러분의 기울기가 아니라 autograd의 기울기가 쓰입니다"},
+
+    // --- the sections of the guide (docs/guide.md) -----------------------------------------
+    {"section.1", "1. First attempt: reading in order", "1. 첫 시도: 순서대로 읽기"},
+    {"section.2", "2. Wall 1: distant memory dies", "2. 벽 1: 먼 기억이 죽는다"},
+    {"section.3", "3. The turn: do not summarise, look directly", "3. 발상의 전환: 요약하지 말고, 직접 바라보라"},
+    {"section.4", "4. Many eyes, and order restored", "4. 여러 눈으로 보기, 그리고 순서의 회복"},
+    {"section.5", "5. What attention cannot do alone", "5. 어텐션 혼자서는 못 하는 것"},
+    {"section.6", "6. Everything side by side", "6. 모두 나란히"},
+#include "src/text/catalogue_exercises.inc"
+};
+
+bool by_id(const Entry& a, const Entry& b) { return a.id < b.id; }
+
+std::span<const Entry> sorted() {
+  static const bool done = [] {
+    std::sort(std::begin(kEntries), std::end(kEntries), by_id);
+    return true;
+  }();
+  (void)done;
+  return kEntries;
+}
+
+}  // namespace
+
+std::optional<Lang> parse_lang(std::string_view name) {
+  if (name.starts_with("ko")) return Lang::ko;
+  if (name.starts_with("en") || name == "C" || name == "POSIX") return Lang::en;
+  return std::nullopt;
+}
+
+Lang lang_from_environment() {
+  for (const char* var : {"LC_ALL", "LC_MESSAGES", "LANG"}) {
+    const char* value = std::getenv(var);
+    if (value && *value) return std::string_view(value).starts_with("ko") ? Lang::ko : Lang::en;
+  }
+  return Lang::en;
+}
+
+std::string_view to_string(Lang lang) { return lang == Lang::ko ? "ko" : "en"; }
+
+bool has(std::string_view id) {
+  const auto all = sorted();
+  return std::binary_search(all.begin(), all.end(), Entry{id, {}, {}}, by_id);
+}
+
+std::string_view tr(std::string_view id, Lang lang) {
+  const auto all = sorted();
+  const auto it = std::lower_bound(all.begin(), all.end(), Entry{id, {}, {}}, by_id);
+  if (it == all.end() || it->id != id) throw std::logic_error("no message '" + std::string(id) + "' in the catalogue");
+  return lang == Lang::ko ? it->ko : it->en;
+}
+
+std::span<const Entry> entries() { return sorted(); }
+
+}  // namespace seqgrad::text

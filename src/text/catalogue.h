@@ -1,0 +1,42 @@
+// The one message catalogue: every sentence seqgrad can say in more than one
+// language (the exercises' statements, checks, hints and verdicts), English
+// and Korean side by side, looked up by a short id.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace seqgrad::text {
+
+enum class Lang { en, ko };
+
+// "en" or "ko" (also "ko_KR.UTF-8" and the like); nothing for anything else.
+std::optional<Lang> parse_lang(std::string_view name);
+// Korean when LC_ALL, LC_MESSAGES or LANG (the first one set, as gettext reads
+// them) starts with "ko"; English otherwise.
+Lang lang_from_environment();
+std::string_view to_string(Lang lang);
+
+// The message `id` in `lang`. An id the catalogue lacks is a bug of the
+// program: std::logic_error naming it.
+std::string_view tr(std::string_view id, Lang lang);
+bool has(std::string_view id);
+
+// The message with its {} fields filled, as fmt::format does.
+template <class... Args>
+std::string trf(std::string_view id, Lang lang, Args&&... args) {
+  return fmt::format(fmt::runtime(tr(id, lang)), std::forward<Args>(args)...);
+}
+
+// Every id, for the test that each has both languages and that the fields of
+// the two agree.
+struct Entry {
+  std::string_view id, en, ko;
+};
+std::span<const Entry> entries();
+
+}  // namespace seqgrad::text
