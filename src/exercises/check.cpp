@@ -128,8 +128,16 @@ void expect_close(const Checker& c, std::string_view what, const Shape& shape, c
   }
 }
 
-void expect_one_op(const Checker& c, const Tensor& out, const std::vector<Tensor>& inputs) {
+void expect_one_op(const Checker& c, const Tensor& out, const std::vector<Tensor>& inputs, std::string_view engine_op) {
   const ag::Node& n = *out.node();
+  // The student's backward is a lambda (or function) of their file, in namespace
+  // exercise, and its type's name says so; the engine's are in namespace ag.
+  const bool theirs =
+      n.backward && std::string_view(n.backward.target_type().name()).find("exercise") != std::string_view::npos;
+  if (n.backward && !theirs) {
+    if (n.op == engine_op) throw CheckFailure{c.shared("check.engine_op_detail", n.op), c.shared("check.one_op_hint")};
+    throw CheckFailure{c.shared("check.one_op_detail", n.op), c.shared("check.one_op_hint")};
+  }
   bool direct = n.requires_grad && static_cast<bool>(n.backward);
   for (const Tensor& x : inputs) {
     bool found = false;

@@ -82,8 +82,9 @@ void expect_close(const Checker& c, std::string_view what, const Shape& shape, c
 bool all_close(const std::vector<Scalar>& a, const std::vector<Scalar>& b, double tol);
 
 // Throws CheckFailure unless `out` is one new op whose inputs are `inputs`
-// themselves (with a backward to call): a custom op, not a chain of engine ops.
-void expect_one_op(const Checker& c, const Tensor& out, const std::vector<Tensor>& inputs);
+// themselves (with a backward to call): a custom op, not a chain of engine ops,
+// and not `engine_op`, the engine's own op for the same thing.
+void expect_one_op(const Checker& c, const Tensor& out, const std::vector<Tensor>& inputs, std::string_view engine_op);
 
 // A function of some tensors, as the checks call the student's code and the engine's.
 using TensorFn = std::function<Tensor(const std::vector<Tensor>&)>;

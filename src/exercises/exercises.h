@@ -55,6 +55,7 @@ struct CheckReport {
   std::string crash;   // how it ended, for crashed ("Segmentation fault", "Aborted", ...)
   std::string during;  // the check running when it crashed or timed out
   double seconds = 0;  // from the command to the verdict, compiling included
+  double limit = 0;    // the time limit the checks ran under
 };
 
 struct CheckOptions {

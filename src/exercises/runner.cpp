@@ -142,6 +142,7 @@ void read_events(const std::string& out, const Exercise& e, CheckReport& r, bool
       if (c.id != id) continue;
       if (kind == "start") {
         c.title = ev.value("title", c.title);
+        c.status = Status::error;  // until it reports: this is the check a crash or a hang happened in
         r.during = c.title;
       } else if (kind == "pass") {
         c.status = Status::pass;
@@ -168,6 +169,7 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   CheckReport r;
   r.exercise = std::string(e.name);
   r.file = file;
+  r.limit = options.timeout_seconds;
   for (const std::string& id : check_ids(e))
     r.checks.push_back({id, std::string(text::tr(r.exercise + ".check." + id, options.lang)), Status::skipped, "", ""});
   auto finish = [&](Outcome outcome) {
@@ -203,10 +205,15 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   bool done = false;
   read_events(slurp(out), e, r, done);
   r.output = slurp(err);
-  if (p.timed_out) return finish(Outcome::timed_out);
-  if (p.signal != 0 || !done) {
-    r.crash = p.signal != 0 ? signal_name(p.signal) : "exit code " + std::to_string(p.exit_code);
-    return finish(Outcome::crashed);
+  if (p.timed_out || p.signal != 0 || !done) {
+    if (!p.timed_out) r.crash = p.signal != 0 ? signal_name(p.signal) : "exit code " + std::to_string(p.exit_code);
+    for (CheckLine& c : r.checks)
+      if (c.status == Status::error && c.detail.empty()) {
+        c.detail = p.timed_out ? text::trf("exercise.timed_out", options.lang, r.limit, c.title)
+                               : text::trf("exercise.crashed", options.lang, r.crash, c.title);
+        if (!p.timed_out) c.hint = text::tr("exercise.crash_hint", options.lang);
+      }
+    return finish(p.timed_out ? Outcome::timed_out : Outcome::crashed);
   }
   bool all_pass = true, any_todo = false;
   for (const CheckLine& c : r.checks) {
@@ -301,14 +308,9 @@ std::string report_text(const CheckReport& r, const Exercise& e, text::Lang lang
     s += fmt::format("  {:<5} {}", mark, c.title);
     if (c.status == Status::skipped) s += "  " + std::string(tr("exercise.skipped", lang));
     s += "\n";
-    if (!c.detail.empty() && c.status != Status::todo) s += "        " + c.detail + "\n";
-    if (c.status == Status::todo) s += "        " + c.detail + "\n";
+    if (!c.detail.empty()) s += "        " + c.detail + "\n";
     if (!c.hint.empty()) s += "        " + std::string(tr("exercise.hint", lang)) + ": " + c.hint + "\n";
   }
-  if (r.outcome == Outcome::crashed)
-    s +=
-        trf("exercise.crashed", lang, r.crash, r.during) + "\n  " + std::string(tr("exercise.crash_hint", lang)) + "\n";
-  if (r.outcome == Outcome::timed_out) s += trf("exercise.timed_out", lang, r.seconds, r.during) + "\n";
   if ((r.outcome == Outcome::crashed || r.outcome == Outcome::timed_out) && !r.output.empty()) {
     std::string tail = r.output.size() > 2000 ? "..." + r.output.substr(r.output.size() - 2000) : r.output;
     s += std::string(tr("exercise.stderr", lang)) + "\n" + tail + (tail.ends_with('\n') ? "" : "\n");

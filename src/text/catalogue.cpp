@@ -45,9 +45,9 @@ Entry kEntries[] = {
     {"exercise.crash_hint",
      "an index outside a vector's size is the usual cause (the exercise build checks std::vector's [] and stops "
      "there); "
-     "its message, if any, is above",
+     "its message, if there is one, is below",
      "보통은 벡터 크기를 벗어난 인덱스가 원인입니다(연습 문제 빌드는 std::vector의 []를 검사해 그 자리에서 "
-     "멈춥니다). 메시지가 있다면 위에 있습니다"},
+     "멈춥니다). 메시지가 있다면 아래에 있습니다"},
     {"exercise.stderr", "your program printed:", "프로그램이 출력한 내용:"},
     {"exercise.pass_mark", "pass", "통과"},
     {"exercise.fail_mark", "FAIL", "실패"},
@@ -86,6 +86,8 @@ Entry kEntries[] = {
     {"check.one_op_detail",
      "the output was made by '{}', not by one op of your own whose inputs are the inputs themselves",
      "출력이 '{}' 연산으로 만들어졌습니다. 입력을 직접 받는 여러분의 연산 하나여야 합니다"},
+    {"check.engine_op_detail", "the output was made by the engine's own '{}': the exercise is to write it yourself",
+     "출력이 엔진의 '{}' 연산으로 만들어졌습니다. 이 연습 문제는 그것을 직접 작성하는 것입니다"},
     {"check.one_op_hint",
      "make the output with Tensor::make_result(\"name\", shape, {{&x, ...}}) and give it a backward with set_backward; "
      "chaining engine ops gets autograd's gradient, not yours",

@@ -15,12 +15,13 @@ Tensor fused(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, Sca
 }
 
 // softmax(q k^T * scale, with key j hidden from query i when j - i >= shift) v:
-// shift 1 is the causal mask, 0 hides the diagonal too, 2 lets a query see the next key.
+// shift 1 is the causal mask, 0 hides the diagonal too (and the first query sees
+// nothing: its weights come out uniform), 2 lets a query see the next key.
 std::vector<Scalar> masked(const Tensor& q, const Tensor& k, const Tensor& v, int shift, Scalar scale) {
   const int T = q.size(1);
   std::vector<std::uint8_t> mask(static_cast<std::size_t>(T) * T);
   for (int i = 0; i < T; ++i)
-    for (int j = 0; j < T; ++j) mask[static_cast<std::size_t>(i * T + j)] = j - i >= shift && !(i == 0 && j == 0);
+    for (int j = 0; j < T; ++j) mask[static_cast<std::size_t>(i * T + j)] = j - i >= shift;
   Tensor s = ag::masked_fill(ag::matmul(q, ag::transpose(k)) * scale, mask, {T, T}, -1e30);
   return ag::matmul(ag::softmax(s), v).data();
 }

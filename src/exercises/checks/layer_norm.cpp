@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   c.run("forward", [&] { expect_forward(c, {4, 6}, rng); });
   c.run("one-op", [&] {
     const std::vector<Tensor> in = random_inputs({3, 5}, rng);
-    expect_one_op(c, student(in), in);
+    expect_one_op(c, student(in), in, "layer_norm");
   });
   c.run("backward", [&] { expect_backward(c, {4, 6}, rng); });
   c.run("finite-differences", [&] {

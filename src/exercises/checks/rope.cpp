@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   c.run("forward", [&] { expect_forward(c, {2, 5, 8}, rng); });
   c.run("one-op", [&] {
     const Tensor x = random_tensor({3, 4}, rng);
-    expect_one_op(c, exercise::rotary(x, kBase), {x});
+    expect_one_op(c, exercise::rotary(x, kBase), {x}, "rotary");
   });
   c.run("backward", [&] {
     const std::vector<Tensor> in{random_tensor({2, 6, 4}, rng)};

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   });
   c.run("one-op", [&] {
     const Tensor leaf = copy_leaf(x);
-    expect_one_op(c, exercise::tanh_op(leaf), {leaf});
+    expect_one_op(c, exercise::tanh_op(leaf), {leaf}, "tanh");
   });
   c.run("backward", [&] {
     const TensorFn student = [](const std::vector<Tensor>& in) { return exercise::tanh_op(in[0]); };

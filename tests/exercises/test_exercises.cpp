@@ -1,0 +1,228 @@
+// The exercise checker, checked: every reference solution passes, every stub
+// fails with "not implemented yet", every wrong solution fails at the check
+// (and with the hint) its first line names, and files that do not compile,
+// do not link, crash or never end are reported as such by the real binary.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "../cli/run_command.h"
+#include "src/text/catalogue.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kDir = std::string(SEQGRAD_SOURCE_DIR) + "/tests/exercises";
+
+std::vector<std::string> exercise_names() {
+  return {"tanh-backward", "rnn-step", "bptt-by-hand", "lstm-step", "softmax-backward", "attention", "multi-head",
+          "sinusoidal",    "rope",     "layer-norm",   "adam"};
+}
+
+nlohmann::json check_json(const std::string& name, const std::string& file, const std::string& extra = "") {
+  const test::CommandResult r =
+      test::run_seqgrad("exercise check " + name + " '" + file + "' --json --lang en" + extra);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code <= 1);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(r.exit_code == (j["outcome"] == "passed" ? 0 : 1));
+  return j;
+}
+
+// The first check that did not pass, or nothing.
+const nlohmann::json* first_failure(const nlohmann::json& report) {
+  for (const auto& c : report["checks"])
+    if (c["status"] != "pass") return &c;
+  return nullptr;
+}
+
+std::string temp_dir() {
+  std::string tmpl = (fs::temp_directory_path() / "seqgrad-exercise-test-XXXXXX").string();
+  REQUIRE(mkdtemp(tmpl.data()) != nullptr);
+  return tmpl;
+}
+
+}  // namespace
+
+TEST_CASE("exercise --list names every exercise, in the chapter's order") {
+  const test::CommandResult r = test::run_seqgrad("exercise --list --lang en");
+  REQUIRE(r.exit_code == 0);
+  std::size_t at = 0;
+  for (const std::string& name : exercise_names()) {
+    const std::size_t found = r.out.find("  " + name + " ");
+    INFO(name);
+    REQUIRE(found != std::string::npos);
+    CHECK(found > at);
+    at = found;
+  }
+}
+
+TEST_CASE("every reference solution passes every check of its exercise") {
+  for (const std::string& name : exercise_names()) {
+    INFO(name);
+    const nlohmann::json j = check_json(name, kDir + "/solutions/" + name + ".cpp");
+    CHECK(j["outcome"] == "passed");
+    CHECK(j["passed"] == j["total"]);
+    CHECK(j["total"].get<int>() >= 3);
+    CHECK(first_failure(j) == nullptr);
+  }
+}
+
+TEST_CASE("every untouched stub fails with 'not implemented yet'") {
+  const std::string dir = temp_dir();
+  for (const std::string& name : exercise_names()) {
+    INFO(name);
+    const test::CommandResult start = test::run_seqgrad("exercise start " + name + " --dir " + dir + " --lang en");
+    REQUIRE(start.exit_code == 0);
+    CHECK(start.out.find("wrote " + dir + "/" + name + ".cpp") != std::string::npos);
+    const nlohmann::json j = check_json(name, dir + "/" + name + ".cpp");
+    CHECK(j["outcome"] == "not-implemented");
+    const nlohmann::json* f = first_failure(j);
+    REQUIRE(f != nullptr);
+    CHECK((*f)["status"] == "not-implemented");
+    CHECK((*f)["detail"] == "not implemented yet");
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("every wrong solution fails, at the check and with the hint its first lines name") {
+  // Each file opens with "// expect: CHECK [HINT-ID]": the first check that
+  // must fail and, where the checker recognises the mistake, its hint.
+  std::map<std::string, int> per_exercise;
+  for (const auto& entry : fs::directory_iterator(kDir + "/wrong")) {
+    const std::string file = entry.path().string(), stem = entry.path().stem().string();
+    const std::string name = stem.substr(0, stem.find('.'));
+    std::ifstream in(file);
+    std::string line;
+    std::getline(in, line);
+    std::getline(in, line);
+    REQUIRE(line.starts_with("// expect: "));
+    std::istringstream words(line.substr(11));
+    std::string check, hint;
+    words >> check >> hint;
+    INFO(stem);
+    const nlohmann::json j = check_json(name, file);
+    CHECK(j["outcome"] == "failed");
+    const nlohmann::json* f = first_failure(j);
+    REQUIRE(f != nullptr);
+    CHECK((*f)["id"] == check);
+    CHECK((*f)["status"] != "not-implemented");
+    CHECK(!(*f)["detail"].get<std::string>().empty());
+    CHECK(!(*f)["hint"].get<std::string>().empty());
+    if (!hint.empty()) CHECK((*f)["hint"] == std::string(seqgrad::text::tr(hint, seqgrad::text::Lang::en)));
+    ++per_exercise[name];
+  }
+  for (const std::string& name : exercise_names()) {
+    INFO(name);
+    CHECK(per_exercise[name] >= 2);
+  }
+}
+
+TEST_CASE("a file that does not compile gets the compiler's message, with its file and line") {
+  const std::string file = kDir + "/broken/compile-error.cpp";
+  const test::CommandResult r = test::run_seqgrad("exercise check attention '" + file + "' --lang en");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("does not compile") != std::string::npos);
+  CHECK(r.out.find(file + ":8:") != std::string::npos);
+  CHECK(check_json("attention", file)["outcome"] == "compile-error");
+}
+
+TEST_CASE("a file with another signature is told so, with the linker's message") {
+  const std::string file = kDir + "/broken/wrong-signature.cpp";
+  const nlohmann::json j = check_json("attention", file);
+  CHECK(j["outcome"] == "link-error");
+  CHECK(j["output"].get<std::string>().find("undefined reference to `exercise::attention") != std::string::npos);
+}
+
+TEST_CASE("code that crashes or never ends is reported, and seqgrad lives on") {
+  nlohmann::json j = check_json("sinusoidal", kDir + "/broken/out-of-bounds.cpp");
+  CHECK(j["outcome"] == "crashed");
+  CHECK(j["crash"] == "Aborted");
+  CHECK(j["output"].get<std::string>().find("__n < this->size()") != std::string::npos);
+  CHECK((*first_failure(j))["id"] == "values");
+
+  j = check_json("tanh-backward", kDir + "/broken/null-pointer.cpp");
+  CHECK(j["outcome"] == "crashed");
+  CHECK(j["crash"] == "Segmentation fault");
+
+  j = check_json("softmax-backward", kDir + "/broken/endless.cpp", " --timeout 1");
+  CHECK(j["outcome"] == "timed-out");
+  CHECK((*first_failure(j))["id"] == "forward");
+  CHECK(j["seconds"].get<double>() < 30);
+}
+
+TEST_CASE("exercise start keeps an edited file, and rewrites an untouched stub or with --force") {
+  const std::string dir = temp_dir(), file = dir + "/adam.cpp";
+  REQUIRE(test::run_seqgrad("exercise start adam --dir " + dir + " --lang en").exit_code == 0);
+  test::CommandResult r = test::run_seqgrad("exercise start adam --dir " + dir + " --lang ko");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("손대지 않은 스텁") != std::string::npos);
+  std::ofstream(file, std::ios::app) << "// my work\n";
+  r = test::run_seqgrad("exercise start adam --dir " + dir + " --lang en");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("has been edited: left as it is") != std::string::npos);
+  r = test::run_seqgrad("exercise start adam --dir " + dir + " --force --lang en");
+  CHECK(r.exit_code == 0);
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("my work") == std::string::npos);
+  CHECK(text.find("throw NotImplemented();") != std::string::npos);
+  CHECK(text.find("m_hat = m / (1 - beta1^t)") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("exercise commands refuse wrong input with one line") {
+  test::CommandResult r = test::run_seqgrad("exercise check convolution");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("no exercise 'convolution'; the exercises are: tanh-backward,") != std::string::npos);
+  r = test::run_seqgrad("exercise start attention --lang fr");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--lang is en or ko, got 'fr'") != std::string::npos);
+  r = test::run_seqgrad("exercise check attention /nonexistent/attention.cpp --lang en");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("no file /nonexistent/attention.cpp: write the stub first") != std::string::npos);
+}
+
+TEST_CASE("Korean: LANG=ko gives the statements and verdicts in Korean") {
+  const std::string dir = temp_dir();
+  unsetenv("LC_ALL");
+  unsetenv("LC_MESSAGES");
+  setenv("LANG", "ko_KR.UTF-8", 1);
+  const test::CommandResult start = test::run_seqgrad("exercise start attention --dir " + dir);
+  CHECK(start.exit_code == 0);
+  CHECK(start.out.find("만들었습니다") != std::string::npos);
+  std::ifstream in(dir + "/attention.cpp");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("헤드 하나짜리 스케일드 닷프로덕트 어텐션") != std::string::npos);
+  CHECK(text.find("seqgrad exercise check attention --lang ko") != std::string::npos);
+  const test::CommandResult r =
+      test::run_seqgrad("exercise check attention '" + kDir + "/wrong/attention.no-scale.cpp'");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("1/sqrt(D)가 빠졌습니다") != std::string::npos);
+  CHECK(r.out.find("확인 5개 중 1개 통과") != std::string::npos);
+  // --lang wins over the environment
+  CHECK(test::run_seqgrad("exercise --list --lang en").out.find("The exercises, in the order") != std::string::npos);
+  unsetenv("LANG");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the catalogue has every message in both languages, with the same fields") {
+  std::set<std::string> ids;
+  for (const seqgrad::text::Entry& e : seqgrad::text::entries()) {
+    INFO(e.id);
+    CHECK(ids.insert(std::string(e.id)).second);
+    CHECK(!e.en.empty());
+    CHECK(!e.ko.empty());
+    auto fields = [](std::string_view s) { return std::count(s.begin(), s.end(), '{'); };
+    CHECK(fields(e.en) == fields(e.ko));
+  }
+  for (const std::string& name : exercise_names()) {
+    INFO(name);
+    CHECK(seqgrad::text::has(name + ".title"));
+    CHECK(seqgrad::text::has(name + ".statement"));
+  }
+}

@@ -1,0 +1,20 @@
+// A wrong solution of `sinusoidal`: sin and cos swapped
+// expect: values sinusoidal.hint.swapped
+#include <cmath>
+
+#include "src/exercises/exercise.h"
+
+namespace exercise {
+
+Tensor sinusoidal(int T, int C) {
+  std::vector<Scalar> pe(static_cast<std::size_t>(T) * C);
+  for (int pos = 0; pos < T; ++pos)
+    for (int i = 0; 2 * i < C; ++i) {
+      const double angle = pos / std::pow(10000.0, 2.0 * i / C);
+      pe[static_cast<std::size_t>(pos * C + 2 * i)] = std::cos(angle);
+      pe[static_cast<std::size_t>(pos * C + 2 * i + 1)] = std::sin(angle);
+    }
+  return Tensor({T, C}, pe);
+}
+
+}  // namespace exercise

@@ -1,0 +1,21 @@
+// A wrong solution of `tanh-backward`: tanh' as 1 - x^2 of the input
+// expect: backward tanh-backward.hint.input_rule
+#include <cmath>
+
+#include "src/exercises/exercise.h"
+
+namespace exercise {
+
+Tensor tanh_op(const Tensor& x) {
+  Tensor y = Tensor::make_result("tanh_op", x.shape(), {&x});
+  for (std::size_t i = 0; i < x.numel(); ++i) y.data()[i] = std::tanh(x.data()[i]);
+  if (y.records())
+    y.set_backward([xn = x.node(), yn = y.node()] {
+      Scalar* dx = ag::grad_into(*xn);
+      if (!dx) return;
+      for (std::size_t i = 0; i < yn->data.size(); ++i) dx[i] = (1 - xn->data[i] * xn->data[i]) * yn->grad[i];
+    });
+  return y;
+}
+
+}  // namespace exercise
