@@ -20,7 +20,8 @@ struct Exercise {
   std::string_view functions;  // what the student defines, as the messages name it
   std::string_view checks;     // its checks' ids in order, space-separated (checks/<name>.cpp runs them)
   std::string_view stub;       // the C++ of the functions, each body throwing NotImplemented
-  std::string_view engine;     // where the engine does the same thing, to compare with
+  // Its texts are in the catalogue: "<name>.title", ".statement", ".engine" (where the
+  // engine does the same thing, to compare with), ".check.<id>", ".hint.<...>".
 };
 
 std::span<const Exercise> all();

@@ -16,8 +16,7 @@ constexpr Exercise kExercises[] = {
   // your code here
   throw NotImplemented();
 }
-)",
-     "autograd/ops_elementwise.cpp: tanh (and unary, the frame of every one-input op)"},
+)"},
     {"rnn-step", 1, "rnn_step, rnn_forward", "step sequence edges gradients",
      R"(Tensor rnn_step(const Tensor& x_t, const Tensor& h_prev, const Tensor& W_x, const Tensor& W_h, const Tensor& b) {
   // your code here
@@ -28,23 +27,20 @@ Tensor rnn_forward(const Tensor& x, const Tensor& h0, const Tensor& W_x, const T
   // your code here
   throw NotImplemented();
 }
-)",
-     "src/nn/recurrent.cpp: RNNCell::step; autograd/reference/rnn.cpp: rnn_forward, the whole sequence as one op"},
+)"},
     {"bptt-by-hand", 2, "bptt", "last-step one-step-back sequence long-sequence",
      R"(std::vector<Scalar> bptt(const std::vector<Scalar>& hs, const std::vector<Scalar>& direct,
                          const std::vector<Scalar>& W_h, int B, int T, int H) {
   // your code here
   throw NotImplemented();
 }
-)",
-     "autograd/reference/rnn.cpp: rnn_backward (the same walk back in time, with the weights' gradients too)"},
+)"},
     {"lstm-step", 2, "lstm_step", "shapes cell-state hidden-state two-steps gradients",
      R"(LstmState lstm_step(const Tensor& x_t, const LstmState& prev, const Tensor& W_x, const Tensor& W_h, const Tensor& b) {
   // your code here
   throw NotImplemented();
 }
-)",
-     "src/nn/recurrent.cpp: LSTMCell::step"},
+)"},
     {"softmax-backward", 3, "softmax_row, softmax_row_backward", "forward large-logits backward finite-differences",
      R"(std::vector<Scalar> softmax_row(const std::vector<Scalar>& x) {
   // your code here
@@ -55,16 +51,13 @@ std::vector<Scalar> softmax_row_backward(const std::vector<Scalar>& y, const std
   // your code here
   throw NotImplemented();
 }
-)",
-     "autograd/reference/softmax.cpp: softmax_forward, softmax_backward"},
+)"},
     {"attention", 3, "attention", "shape values causal edges gradients",
      R"(Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
   // your code here
   throw NotImplemented();
 }
-)",
-     "autograd/reference/attention.cpp: attention_forward, attention_backward (all heads in one op); the fast one: "
-     "autograd/fast_attention.cpp"},
+)"},
     {"multi-head", 4, "split_heads, merge_heads", "split split-edges merge attention gradients",
      R"(Tensor split_heads(const Tensor& x, int heads) {
   // your code here
@@ -75,38 +68,32 @@ Tensor merge_heads(const Tensor& x) {
   // your code here
   throw NotImplemented();
 }
-)",
-     "autograd/reference/attention.cpp: attention_forward (head h reads channels [h D, (h+1) D) in place, with no "
-     "copy); src/nn/transformer.cpp: MultiHeadAttention"},
+)"},
     {"sinusoidal", 4, "sinusoidal", "values edges shift",
      R"(Tensor sinusoidal(int T, int C) {
   // your code here
   throw NotImplemented();
 }
-)",
-     "src/nn/transformer.cpp: sinusoidal_encoding"},
+)"},
     {"rope", 4, "rotary", "forward one-op backward finite-differences relative",
      R"(Tensor rotary(const Tensor& x, Scalar base) {
   // your code here
   throw NotImplemented();
 }
-)",
-     "autograd/reference/rotary.cpp: rotary_forward, rotary_backward; autograd/ops_nn.cpp: rotary"},
+)"},
     {"layer-norm", 5, "layer_norm", "forward one-op backward finite-differences edges",
      R"(Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scalar eps) {
   // your code here
   throw NotImplemented();
 }
-)",
-     "autograd/reference/layer_norm.cpp: layer_norm_forward, layer_norm_backward"},
+)"},
     {"adam", 6, "adam_step", "first-step moments several-steps other-settings",
      R"(void adam_step(std::vector<Scalar>& w, const std::vector<Scalar>& grad, std::vector<double>& m,
                std::vector<double>& v, long t, const AdamSettings& settings) {
   // your code here
   throw NotImplemented();
 }
-)",
-     "src/nn/optim.cpp: Optimizer::step"},
+)"},
 };
 
 std::string names() {

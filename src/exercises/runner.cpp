@@ -316,7 +316,8 @@ std::string report_text(const CheckReport& r, const Exercise& e, text::Lang lang
     s += std::string(tr("exercise.stderr", lang)) + "\n" + tail + (tail.ends_with('\n') ? "" : "\n");
   }
   if (r.outcome == Outcome::passed)
-    s += trf("exercise.all_passed", lang, r.checks.size(), r.exercise, r.seconds, e.engine) + "\n";
+    s += trf("exercise.all_passed", lang, r.checks.size(), r.exercise, r.seconds, tr(r.exercise + ".engine", lang)) +
+         "\n";
   else
     s += trf("exercise.some_failed", lang, passed, r.checks.size(), r.seconds) + "\n";
   return s;

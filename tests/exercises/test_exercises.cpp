@@ -226,5 +226,6 @@ TEST_CASE("the catalogue has every message in both languages, with the same fiel
     INFO(name);
     CHECK(seqgrad::text::has(name + ".title"));
     CHECK(seqgrad::text::has(name + ".statement"));
+    CHECK(seqgrad::text::has(name + ".engine"));
   }
 }
