@@ -53,7 +53,10 @@ int main(int argc, char** argv) {
     expect_forward(c, {-800, -801, -799}, c.tr("hint.overflow"));
   });
   c.run("backward", [&] {
-    for (int n : {1, 2, 7}) expect_backward(c, random_row(n, rng), random_row(n, rng, 1));
+    for (int n : {1, 2, 7}) {
+      const std::vector<Scalar> x = random_row(n, rng), dy = random_row(n, rng, 1);
+      expect_backward(c, x, dy);
+    }
   });
   c.run("finite-differences", [&] {
     // The student's backward against central differences of the student's own
