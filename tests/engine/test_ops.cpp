@@ -21,6 +21,12 @@ using test::check_values;
 using test::near;
 using test::param;
 
+// Three sizes of one case. Plain ints, not structured bindings: the checks'
+// macros capture them in lambdas, which clang before 16 does not allow for bindings.
+struct Sizes3 {
+  int a, b, c;
+};
+
 TEST_CASE("arithmetic and non-linearities give the textbook values", "[ops]") {
   Tensor a({3}, {1, -2, 0.5});
   Tensor b({3}, {4, 0.5, -1});
@@ -34,7 +40,7 @@ TEST_CASE("arithmetic and non-linearities give the textbook values", "[ops]") {
   check_values((a / 2).data(), {0.5, -1, 0.25});
   check_values(ag::pow(Tensor({2}, {4, 9}), 0.5).data(), {2, 3});
   check_values(ag::exp(Tensor({2}, {0, 1})).data(), {1, std::exp(1.0)});
-  check_values(ag::log(Tensor({2}, {1, std::exp(2.0)})).data(), {0, 2});
+  check_values(ag::log(Tensor({2}, {1, static_cast<ag::Scalar>(std::exp(2.0))})).data(), {0, 2});
   check_values(ag::tanh(Tensor({2}, {0, 0.5})).data(), {0, std::tanh(0.5)});
   check_values(ag::sigmoid(Tensor({2}, {0, 2})).data(), {0.5, 1 / (1 + std::exp(-2.0))});
   check_values(ag::relu(a).data(), {1, 0, 0.5});
@@ -76,7 +82,8 @@ TEST_CASE("matmul's gradients are dc @ b^T and a^T @ dc", "[ops][matmul]") {
 
 TEST_CASE("matmul agrees with a naive triple loop at odd sizes", "[ops][matmul]") {
   ag::Rng rng(3);
-  for (auto [M, K, N] : {std::tuple{1, 1, 1}, {7, 13, 5}, {33, 130, 17}, {64, 64, 64}}) {
+  for (const Sizes3 sizes : {Sizes3{1, 1, 1}, {7, 13, 5}, {33, 130, 17}, {64, 64, 64}}) {
+    const int M = sizes.a, K = sizes.b, N = sizes.c;
     std::vector<ag::Scalar> av(static_cast<std::size_t>(M * K)), bv(static_cast<std::size_t>(K * N));
     for (auto& v : av) v = static_cast<ag::Scalar>(rng.normal());
     for (auto& v : bv) v = static_cast<ag::Scalar>(rng.normal());
@@ -319,7 +326,8 @@ TEST_CASE("rotary encoding rotates pairs by position; dot products depend on dis
 TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes", "[kernels]") {
   namespace k = ag::kernels;
   ag::Rng rng(9);
-  for (auto [M, K, N] : {std::tuple{1, 1, 1}, {3, 5, 7}, {4, 64, 32}, {5, 17, 33}, {9, 70, 65}, {64, 64, 256}}) {
+  for (const Sizes3 sizes : {Sizes3{1, 1, 1}, {3, 5, 7}, {4, 64, 32}, {5, 17, 33}, {9, 70, 65}, {64, 64, 256}}) {
+    const int M = sizes.a, K = sizes.b, N = sizes.c;
     const auto sz = [](int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); };
     std::vector<ag::Scalar> a(sz(M, K)), b(sz(K, N)), at(sz(K, M)), bt(sz(N, K));
     for (auto* v : {&a, &b, &at, &bt})
@@ -350,8 +358,9 @@ TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes"
 
 TEST_CASE("kernels::transpose: every element in its place, at ragged sizes and out of a wider array", "[kernels]") {
   // 8 x 8 blocks in registers, then the ragged edges one by one: sizes on both sides of the blocks
-  for (auto [rows, cols, ld] :
-       {std::tuple{1, 1, 1}, {8, 8, 8}, {64, 16, 64}, {9, 17, 20}, {16, 7, 7}, {7, 16, 16}, {23, 41, 50}}) {
+  for (const Sizes3 sizes :
+       {Sizes3{1, 1, 1}, {8, 8, 8}, {64, 16, 64}, {9, 17, 20}, {16, 7, 7}, {7, 16, 16}, {23, 41, 50}}) {
+    const int rows = sizes.a, cols = sizes.b, ld = sizes.c;
     std::vector<ag::Scalar> x(static_cast<std::size_t>(rows) * ld), xt(static_cast<std::size_t>(rows) * cols, -1);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<ag::Scalar>(i);
     ag::kernels::transpose(x.data(), ld, xt.data(), rows, cols);
@@ -413,7 +422,10 @@ TEST_CASE("fused attention equals the head-by-head composition of plain ops, val
     return Tensor(s, v, true);
   };
   // 70 steps: causal attention works in blocks of 32 queries, so the last block is ragged
-  for (auto [causal, T] : {std::pair{true, 5}, std::pair{false, 5}, std::pair{true, 70}, std::pair{false, 70}}) {
+  for (const std::pair<bool, int>& c :
+       {std::pair{true, 5}, std::pair{false, 5}, std::pair{true, 70}, std::pair{false, 70}}) {
+    const bool causal = c.first;
+    const int T = c.second;
     const int B = 2, C = 8, H = 2, D = C / H;
     Tensor q = random({B, T, C}), k = random({B, T, C}), v = random({B, T, C}), g = random({B, T, C});
     const ag::Scalar scale = 0.5;

@@ -127,7 +127,8 @@ TEST_CASE("a file that does not compile gets the compiler's message, with its fi
   const test::CommandResult r = test::run_seqgrad("exercise check attention '" + file + "' --lang en");
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("does not compile") != std::string::npos);
-  CHECK(r.out.find(file + ":8:") != std::string::npos);
+  // GCC places the missing ';' at the next line's start, clang at the end of line 7.
+  CHECK((r.out.find(file + ":8:") != std::string::npos || r.out.find(file + ":7:") != std::string::npos));
   CHECK(check_json("attention", file)["outcome"] == "compile-error");
 }
 
@@ -142,7 +143,9 @@ TEST_CASE("code that crashes or never ends is reported, and seqgrad lives on") {
   nlohmann::json j = check_json("sinusoidal", kDir + "/broken/out-of-bounds.cpp");
   CHECK(j["outcome"] == "crashed");
   CHECK(j["crash"] == "Aborted");
-  CHECK(j["output"].get<std::string>().find("__n < this->size()") != std::string::npos);
+  // libstdc++'s assertions stop at the index itself; with libc++ the write is caught later, by malloc.
+  const std::string said = j["output"];
+  CHECK((said.find("__n < this->size()") != std::string::npos || said.find("malloc") != std::string::npos));
   CHECK((*first_failure(j))["id"] == "values");
 
   j = check_json("tanh-backward", kDir + "/broken/null-pointer.cpp");
