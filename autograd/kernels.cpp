@@ -93,7 +93,8 @@ namespace {
 // (floats, then pairs, then fours), 24 shuffles instead of 64 loads and stores.
 using Row8 = float __attribute__((vector_size(32)));
 
-[[maybe_unused]] inline void transpose8x8(const float* x, long ld, float* xt, long ldt) {  // unused in the float64 build
+// (Unused in the float64 build, which has no float kernel.)
+[[maybe_unused]] inline void transpose8x8(const float* x, long ld, float* xt, long ldt) {
   Row8 r[8], t[8], u[8];
   for (int i = 0; i < 8; ++i)
     __builtin_memcpy(&r[i], x + i * ld,
