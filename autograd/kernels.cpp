@@ -92,6 +92,12 @@ namespace {
 // shuffles, each interleaving pairs of rows at twice the width of the last
 // (floats, then pairs, then fours), 24 shuffles instead of 64 loads and stores.
 using Row8 = float __attribute__((vector_size(32)));
+#if defined(__clang__) || __GNUC__ >= 12
+#define SEQGRAD_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else  // GCC 11 has only its own __builtin_shuffle, which takes the indices as a vector
+using Index8 = int __attribute__((vector_size(32)));
+#define SEQGRAD_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, Index8{__VA_ARGS__})
+#endif
 
 // (Unused in the float64 build, which has no float kernel.)
 [[maybe_unused]] inline void transpose8x8(const float* x, long ld, float* xt, long ldt) {
@@ -100,18 +106,18 @@ using Row8 = float __attribute__((vector_size(32)));
     __builtin_memcpy(&r[i], x + i * ld,
                      sizeof r[i]);  // (no function returns a Row8: a build without AVX passes none in registers)
   for (int i = 0; i < 8; i += 2) {
-    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
-    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    t[i] = SEQGRAD_SHUFFLE(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = SEQGRAD_SHUFFLE(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
   }
   for (int i = 0; i < 8; i += 4) {
     for (int j = 0; j < 2; ++j) {
-      u[i + 2 * j] = __builtin_shufflevector(t[i + j], t[i + j + 2], 0, 1, 8, 9, 4, 5, 12, 13);
-      u[i + 2 * j + 1] = __builtin_shufflevector(t[i + j], t[i + j + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+      u[i + 2 * j] = SEQGRAD_SHUFFLE(t[i + j], t[i + j + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * j + 1] = SEQGRAD_SHUFFLE(t[i + j], t[i + j + 2], 2, 3, 10, 11, 6, 7, 14, 15);
     }
   }
   for (int j = 0; j < 4; ++j) {  // u[j] holds columns j and j + 4 of rows 0-3, u[j + 4] of rows 4-7
-    const Row8 low = __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-    const Row8 high = __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    const Row8 low = SEQGRAD_SHUFFLE(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    const Row8 high = SEQGRAD_SHUFFLE(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
     __builtin_memcpy(xt + j * ldt, &low, sizeof low);
     __builtin_memcpy(xt + (j + 4) * ldt, &high, sizeof high);
   }

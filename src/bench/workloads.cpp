@@ -29,7 +29,11 @@ nn::ModelConfig base(const std::string& kind, int max_len) {
 double peak_rss_mib() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
+#ifdef __APPLE__
+  return static_cast<double>(u.ru_maxrss) / (1024.0 * 1024.0);  // macOS reports bytes
+#else
   return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
+#endif
 }
 
 struct StepTimer {

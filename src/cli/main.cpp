@@ -2,10 +2,12 @@
 // what goes wrong into one line and an exit code: 0 success, 1 a failure at
 // run time, 2 a usage error, 130 a run stopped by a signal.
 #include <fmt/core.h>
-#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
+#ifdef __GLIBC__
+#include <malloc.h>  // mallopt: glibc only
+#endif
 
 #include <cstdint>
 #include <cstdlib>
@@ -24,7 +26,7 @@ namespace {
 // 64 MiB at a time, so that whole 2 MiB pages fit in it; memory is still only
 // taken when touched. Advice only: where it is refused, nothing else changes.
 void use_huge_pages_for_the_heap() {
-#ifdef MADV_HUGEPAGE
+#if defined(MADV_HUGEPAGE) && defined(__GLIBC__)
   constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
   mallopt(M_TOP_PAD, 64 << 20);
   void* block = std::malloc(1 << 20);  // the heap grows by this and the pad
@@ -41,8 +43,10 @@ int main(int argc, char** argv) {
   // A training step frees and reallocates the same large buffers over and over;
   // keep freed memory in the process instead of returning it to the kernel and
   // taking a page fault per page when it comes back.
+#ifdef __GLIBC__
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
   use_huge_pages_for_the_heap();
   CLI::App app{"seqgrad: why attention replaced recurrence, measured on a from-scratch autograd engine"};
   app.require_subcommand(1);

@@ -161,7 +161,9 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
   }
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<long>(header_len));
+    // From chars, not the bytes' own iterators: nlohmann-json 3.11 with libc++ 19 rejects uint8_t ones.
+    const char* text = reinterpret_cast<const char*>(bytes.data()) + 8;
+    header = nlohmann::json::parse(text, text + header_len);
   } catch (const nlohmann::json::exception&) {
     fail("the header is not valid JSON");
   }

@@ -1,16 +1,17 @@
 // Every wrong input a student might type, run through the real binary: one
 // clear line on stderr, exit code 2 for a usage error and 1 for a failure at
 // run time, and never a crash, a hang or a stack trace.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 #include <filesystem>
 #include <fstream>
 
+#include "../temp_path.h"
 #include "run_command.h"
 
 using test::run_seqgrad;
 
 namespace {
-const std::string kDir = "/tmp/seqgrad-bad-input";
+const std::string kDir = test::temp_path("bad-input");
 
 std::string write(const std::string& name, const std::string& content) {
   std::ofstream(kDir + "/" + name, std::ios::binary) << content;

@@ -1,10 +1,11 @@
 // The CLI as a student meets it: real invocations, exit codes and messages.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
 
+#include "../temp_path.h"
 #include "run_command.h"
 
 using test::run_seqgrad;
@@ -63,7 +64,7 @@ TEST_CASE("wrong input gets one line and exit code 2", "[cli][errors]") {
 }
 
 TEST_CASE("train says so when the held-out result is no better than chance, and only then", "[cli]") {
-  const std::string dir = "/tmp/seqgrad-test-chance";
+  const std::string dir = test::temp_path("test-chance");
   std::filesystem::remove_all(dir);
   // Two steps of a fresh model: at chance on copy (10% token accuracy).
   const auto fresh = run_seqgrad("train --task copy --steps 2 --batch 4 --eval-size 32 --out " + dir + "/fresh");
@@ -92,8 +93,8 @@ TEST_CASE("SEQGRAD_KERNELS with an unknown value is one line and exit 2; referen
 }
 
 TEST_CASE("make-data creates the directory it is given, however deep", "[cli]") {
-  const std::string dir = "/tmp/seqgrad-test-make-data/a/b";
-  std::filesystem::remove_all("/tmp/seqgrad-test-make-data");
+  const std::string dir = test::temp_path("test-make-data") + "/a/b";
+  std::filesystem::remove_all(test::temp_path("test-make-data"));
   const auto r = run_seqgrad("make-data " + dir);
   CHECK(r.exit_code == 0);
   CHECK(std::filesystem::file_size(dir + "/toylang.txt") > 1000);
@@ -118,7 +119,7 @@ TEST_CASE("a file that cannot be written is a run-time failure, exit code 1", "[
 }
 
 TEST_CASE("seqgrad train --json prints the run's figures; eval and sample read the checkpoint", "[cli][train]") {
-  const std::string dir = "/tmp/seqgrad-cli-train";
+  const std::string dir = test::temp_path("cli-train");
   std::system(("rm -rf " + dir).c_str());
   const auto r = run_seqgrad(
       "train --model gru --task recall --len 4 --d-model 16 --steps 30 --batch 8 --eval-size 64 --lr 0.01 --out " +
@@ -210,7 +211,7 @@ TEST_CASE("seqgrad paths --json: measured path lengths", "[cli][inspect]") {
 }
 
 TEST_CASE("seqgrad attention draws every head of a trained Transformer", "[cli][inspect]") {
-  const std::string dir = "/tmp/seqgrad-cli-attention";
+  const std::string dir = test::temp_path("cli-attention");
   std::system(("rm -rf " + dir).c_str());
   REQUIRE(
       run_seqgrad("train --task recall --len 5 --d-model 16 --heads 2 --steps 5 --batch 4 --eval-size 8 --out " + dir)
@@ -231,7 +232,7 @@ TEST_CASE("seqgrad attention draws every head of a trained Transformer", "[cli][
 }
 
 TEST_CASE("seqgrad compare writes the report and prints where it is", "[cli][inspect]") {
-  const std::string dir = "/tmp/seqgrad-cli-compare";
+  const std::string dir = test::temp_path("cli-compare");
   const auto r = run_seqgrad(
       "compare --models rnn,transformer --len 5 --steps 6 --batch 4 --d-model 8 --eval-size 8 --out " + dir);
   REQUIRE(r.exit_code == 0);
@@ -267,7 +268,7 @@ TEST_CASE("seqgrad bench --json reports each workload's figures", "[cli][bench]"
 TEST_CASE("seqgrad bench --reference runs the reference beside each workload and takes the ratio", "[cli][bench]") {
   // A stand-in for src/bench/torch_reference.py, run by sh: it says 1000 ms a step, and
   // writes down how it was called so the test can see what PyTorch would have been asked.
-  const std::string dir = "/tmp/seqgrad-bench-reference";
+  const std::string dir = test::temp_path("bench-reference");
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/ref.sh")
       << "echo \"$@ (OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS)\" >> " << dir << "/calls\n"
@@ -319,8 +320,8 @@ TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
 
 TEST_CASE("the AVX-512 and the generic matmul kernels train to the same bits (with FMA in both)", "[cli][kernels]") {
   const std::string args =
-      "train --model transformer --task copy --len 5 --d-model 32 --steps 30 --eval-size 64 --json --out "
-      "/tmp/seqgrad-kernel-";
+      "train --model transformer --task copy --len 5 --d-model 32 --steps 30 --eval-size 64 --json --out " +
+      test::temp_path("kernel-");
   const auto chosen = run_seqgrad(args + "a");
   setenv("SEQGRAD_MATMUL", "generic", 1);
   const auto generic = run_seqgrad(args + "b");

@@ -4,13 +4,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "../temp_path.h"
 #include "run_command.h"
 
 using test::run_seqgrad;
@@ -38,7 +39,7 @@ std::vector<std::string> losses(const std::string& path) {
 
 TEST_CASE("SIGINT and SIGTERM stop a run cleanly, and --resume finishes it exactly", "[cli][signals]") {
   for (int sig : {SIGINT, SIGTERM}) {
-    const std::string dir = "/tmp/seqgrad-test-signal-" + std::to_string(sig), whole = dir + "-whole";
+    const std::string dir = test::temp_path("test-signal-") + std::to_string(sig), whole = dir + "-whole";
     std::filesystem::remove_all(dir);
     std::filesystem::remove_all(whole);
     const std::string args =

@@ -1,10 +1,11 @@
 // A real checkpoint, damaged every way we can think of: truncated at every
 // byte, and with bytes flipped all over it. Each case must give a clear error
 // (or, for damage that changes nothing, the same model), never a crash.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 #include <filesystem>
 #include <fstream>
 
+#include "../temp_path.h"
 #include "src/train/checkpoint.h"
 #include "src/train/trainer.h"
 
@@ -44,7 +45,7 @@ void try_load(const std::string& dir, const std::vector<std::vector<ag::Scalar>>
 
 TEST_CASE("a checkpoint truncated at every byte, or with bytes flipped, gives a clear error",
           "[checkpoint][corruption]") {
-  const std::string dir = "/tmp/seqgrad-test-corrupt";
+  const std::string dir = test::temp_path("test-corrupt");
   std::filesystem::remove_all(dir);
   train::TrainConfig c;
   c.model.kind = "lstm";

@@ -1,5 +1,5 @@
 // Looking inside: gradient profiles, path lengths, attention maps and the report.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +8,7 @@
 
 #include <fmt/core.h>
 
+#include "../temp_path.h"
 #include "src/inspect/compare.h"
 #include "src/report/svg.h"
 #include "src/train/config.h"
@@ -109,7 +110,7 @@ TEST_CASE("compare writes a report whose figures are the JSON's, with SVGs that 
   CHECK(r.contenders[1].attention.has_value());
   CHECK(r.contenders[0].chains.size() == 4);
   CHECK(r.contenders[1].flops_per_step > r.contenders[0].flops_per_step);
-  const std::string dir = "/tmp/seqgrad-test-report";
+  const std::string dir = test::temp_path("test-report");
   std::filesystem::remove_all(dir);
   const std::string path = inspect::write_report(r, dir);
   const std::string page = slurp(path);

@@ -1,5 +1,5 @@
 // Every lab is a test: its verdict, computed from its figures, must hold.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 
 #include "src/labs/lab.h"
 

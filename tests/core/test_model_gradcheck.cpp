@@ -1,5 +1,5 @@
 // A finite-difference check of whole tiny models, every parameter, in float64.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 
 #include "autograd/gradcheck.h"
 #include "src/nn/model.h"

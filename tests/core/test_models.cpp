@@ -1,5 +1,5 @@
 // Models: shapes, parameter names, what the interface exposes, and errors.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 #include <cmath>
 
 #include "src/nn/init.h"

@@ -1,5 +1,5 @@
 // Optimisers, clipping and schedules against their formulas.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 #include <cmath>
 
 #include "src/nn/optim.h"

@@ -1,5 +1,5 @@
 // The repository stands alone: what bench and its docs point at is in it.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 
 #include <filesystem>
 #include <fstream>

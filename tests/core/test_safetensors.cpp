@@ -1,7 +1,8 @@
 // The safetensors reader and writer: round trips, and clear errors for damage.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 #include <fstream>
 
+#include "../temp_path.h"
 #include "src/io/safetensors.h"
 
 using seqgrad::io::SafeTensors;
@@ -26,7 +27,7 @@ TEST_CASE("a safetensors file round-trips tensors and metadata exactly", "[io]")
   f.add_f64("m", {2}, {0.1, 1e-300});
   f.add_i32("ids", {3}, {7, -100, 0});
   f.metadata["config"] = "{\"a\": 1}";
-  const std::string path = "/tmp/seqgrad-io-test.safetensors";
+  const std::string path = test::temp_path("io-test.safetensors");
   seqgrad::io::write_safetensors(path, f);
   const SafeTensors g = seqgrad::io::read_safetensors(path);
   CHECK(g.f32("w") == std::vector<float>{1.5f, -2, 3, 4, 5, 6.25f});
@@ -81,7 +82,7 @@ TEST_CASE("damaged headers are named, not crashed on", "[io][errors]") {
 TEST_CASE("a flipped data byte fails the checksum", "[io][errors]") {
   SafeTensors f;
   f.add_f32("w", {4}, {1, 2, 3, 4});
-  const std::string path = "/tmp/seqgrad-io-flip.safetensors";
+  const std::string path = test::temp_path("io-flip.safetensors");
   seqgrad::io::write_safetensors(path, f);
   auto bytes = file_bytes(path);
   bytes[bytes.size() - 3] ^= 0x10;

@@ -1,9 +1,10 @@
 // Each task's sequences, targets and chance figures, against their definitions.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
+#include "../temp_path.h"
 #include "src/tasks/eval_sets.h"
 #include "src/tasks/task.h"
 #include "src/tasks/toy_language.h"
@@ -213,7 +214,7 @@ TEST_CASE("tasks refuse bad names, lengths and texts with a clear message", "[ta
   CHECK_THROWS_WITH(task("adding", 1), "--len for adding must be between 2 and 4096, got 1");
   CHECK_THROWS_WITH(make_task({"lm", 8, "/nonexistent/file.txt"}), "cannot read the text file /nonexistent/file.txt");
   CHECK_THROWS_WITH(make_task({"copy", 8, "x.txt"}), "--text is only for the lm and words tasks");
-  const std::string dir = "/tmp/seqgrad-task-test";
+  const std::string dir = test::temp_path("task-test");
   std::system(("mkdir -p " + dir).c_str());
   auto write = [&](const std::string& name, const std::string& content) {
     std::ofstream(dir + "/" + name, std::ios::binary) << content;
@@ -233,7 +234,7 @@ TEST_CASE("the shipped eval sets are what make-data writes, and evaluation reads
     auto t = task(name);
     INFO(name);
     const std::string shipped = eval_set_path(t->info());
-    const std::string fresh = "/tmp/seqgrad-test-evalset.tsv";
+    const std::string fresh = test::temp_path("test-evalset.tsv");
     write_eval_set(*t, fresh, kEvalSetSize, kEvalSetSeed);
     std::ifstream a(shipped, std::ios::binary), b(fresh, std::ios::binary);
     std::stringstream sa, sb;

@@ -1,8 +1,9 @@
 // The training loop end to end, at sizes that take a second or two.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 #include <filesystem>
 #include <fstream>
 
+#include "../temp_path.h"
 #include "autograd/kernel_path.h"
 #include "autograd/parallel.h"
 #include "src/train/checkpoint.h"
@@ -26,7 +27,7 @@ train::TrainConfig tiny(const std::string& model, const std::string& task, int l
   return c;
 }
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = "/tmp/seqgrad-test-" + name;
+  const std::string dir = test::temp_path("test-") + name;
   std::filesystem::remove_all(dir);
   return dir;
 }

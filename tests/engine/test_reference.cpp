@@ -2,7 +2,7 @@
 // that has both, at ragged shapes, forward and backward, through the same
 // graph. Both builds run these: float32 (the two agree to float rounding)
 // and float64 (to about 1e-12).
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Small helpers for the engine tests: tolerances that fit the precision under test.
 #pragma once
 
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 #include <type_traits>
 
 #include "autograd/tensor.h"

@@ -2,7 +2,7 @@
 // fails with "not implemented yet", every wrong solution fails at the check
 // (and with the hint) its first line names, and files that do not compile,
 // do not link, crash or never end are reported as such by the real binary.
-#include <catch2/catch.hpp>
+#include "seqgrad_catch.hpp"
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
