@@ -112,14 +112,14 @@ test-ports: build
 	@./$(BUILD)/seqgrad make-data $(BUILD)/ports-data >/dev/null
 	@./$(BUILD_CLANG)/seqgrad make-data $(BUILD_CLANG)/data >/dev/null
 	@$(ARM_RUN) ./$(BUILD_ARM)/seqgrad make-data $(BUILD_ARM)/data >/dev/null
-	@echo; printf '%-34s %-30s %s\n' toolchain tests "data/ written byte for byte"; \
+	@echo; printf '%-32s %-46s %s\n' toolchain tests "data/ written byte for byte"; \
 	ok=1; for row in "GCC $$(g++ -dumpversion), libstdc++, x86-64|make test runs them|$(BUILD)/ports-data" \
 	    "clang $$(clang++ -dumpversion), libc++, x86-64|$(BUILD_CLANG)/ctest.log|$(BUILD_CLANG)/data" \
 	    "GCC $$(aarch64-linux-gnu-g++ -dumpversion), libstdc++, aarch64|$(BUILD_ARM)/ctest.log|$(BUILD_ARM)/data"; do \
 	  IFS='|'; set -- $$row; IFS=' '; \
 	  tests=$$(grep -ho '[0-9]*% tests passed, [0-9]* tests failed out of [0-9]*' "$$2" 2>/dev/null | tail -1); \
 	  if diff -rq "$$3" data >/dev/null; then same=yes; else same=NO; ok=0; fi; \
-	  printf '%-34s %-30s %s\n' "$$1" "$${tests:-$$2}" $$same; \
+	  printf '%-32s %-46s %s\n' "$$1" "$${tests:-$$2}" $$same; \
 	done; [ $$ok = 1 ] || { echo "test-ports: a build writes other data than data/"; exit 1; }
 
 # Google Benchmark microbenchmarks of the hot ops (kept out of the tests).

@@ -1,9 +1,9 @@
 // Every wrong input a student might type, run through the real binary: one
 // clear line on stderr, exit code 2 for a usage error and 1 for a failure at
 // run time, and never a crash, a hang or a stack trace.
-#include "seqgrad_catch.hpp"
 #include <filesystem>
 #include <fstream>
+#include "seqgrad_catch.hpp"
 
 #include "../temp_path.h"
 #include "run_command.h"

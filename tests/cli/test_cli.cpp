@@ -1,6 +1,6 @@
 // The CLI as a student meets it: real invocations, exit codes and messages.
-#include "seqgrad_catch.hpp"
 #include <nlohmann/json.hpp>
+#include "seqgrad_catch.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -4,12 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "seqgrad_catch.hpp"
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include "seqgrad_catch.hpp"
 
 #include "../temp_path.h"
 #include "run_command.h"

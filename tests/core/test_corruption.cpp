@@ -1,9 +1,9 @@
 // A real checkpoint, damaged every way we can think of: truncated at every
 // byte, and with bytes flipped all over it. Each case must give a clear error
 // (or, for damage that changes nothing, the same model), never a crash.
-#include "seqgrad_catch.hpp"
 #include <filesystem>
 #include <fstream>
+#include "seqgrad_catch.hpp"
 
 #include "../temp_path.h"
 #include "src/train/checkpoint.h"

@@ -1,10 +1,10 @@
 // Looking inside: gradient profiles, path lengths, attention maps and the report.
-#include "seqgrad_catch.hpp"
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include "seqgrad_catch.hpp"
 
 #include <fmt/core.h>
 

@@ -1,6 +1,6 @@
 // Models: shapes, parameter names, what the interface exposes, and errors.
-#include "seqgrad_catch.hpp"
 #include <cmath>
+#include "seqgrad_catch.hpp"
 
 #include "src/nn/init.h"
 #include "src/nn/model.h"

@@ -1,6 +1,6 @@
 // Optimisers, clipping and schedules against their formulas.
-#include "seqgrad_catch.hpp"
 #include <cmath>
+#include "seqgrad_catch.hpp"
 
 #include "src/nn/optim.h"
 

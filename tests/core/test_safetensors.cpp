@@ -1,6 +1,6 @@
 // The safetensors reader and writer: round trips, and clear errors for damage.
-#include "seqgrad_catch.hpp"
 #include <fstream>
+#include "seqgrad_catch.hpp"
 
 #include "../temp_path.h"
 #include "src/io/safetensors.h"

@@ -1,8 +1,8 @@
 // Each task's sequences, targets and chance figures, against their definitions.
-#include "seqgrad_catch.hpp"
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include "seqgrad_catch.hpp"
 
 #include "../temp_path.h"
 #include "src/tasks/eval_sets.h"

@@ -1,7 +1,7 @@
 // The training loop end to end, at sizes that take a second or two.
-#include "seqgrad_catch.hpp"
 #include <filesystem>
 #include <fstream>
+#include "seqgrad_catch.hpp"
 
 #include "../temp_path.h"
 #include "autograd/kernel_path.h"

@@ -1,8 +1,8 @@
 // Small helpers for the engine tests: tolerances that fit the precision under test.
 #pragma once
 
-#include "seqgrad_catch.hpp"
 #include <type_traits>
+#include "seqgrad_catch.hpp"
 
 #include "autograd/tensor.h"
 
