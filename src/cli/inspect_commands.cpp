@@ -287,9 +287,11 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
       ->check(CLI::Range(1, 10000000))
       ->capture_default_str();
   cmp->add_option("--batch", c->config.batch, "sequences per step")->check(CLI::Range(1, 4096))->capture_default_str();
-  cmp->add_option("--d-model", c->config.d_model, "width of every model")
+  cmp->add_option("--d-model", c->config.d_model, "width of every model (of the Transformer with --match-params)")
       ->check(CLI::Range(2, 4096))
       ->capture_default_str();
+  cmp->add_flag("--match-params", c->config.match_params,
+                "size each recurrent model's width to the Transformer's parameter count at --d-model");
   cmp->add_option("--seed", c->config.seed, "seed")->check(kSeed)->capture_default_str();
   cmp->add_option("--eval-size", c->config.eval_size, "held-out sequences")
       ->check(CLI::Range(1, 1000000))

@@ -20,8 +20,8 @@ void CompareConfig::validate() const {
 
 namespace {
 
-train::TrainConfig contender_config(const CompareConfig& c, const std::string& model) {
-  train::TrainConfig t = train::fresh_config(model, c.task, c.d_model, c.steps, c.seed);
+train::TrainConfig contender_config(const CompareConfig& c, const std::string& model, int d_model) {
+  train::TrainConfig t = train::fresh_config(model, c.task, d_model, c.steps, c.seed);
   t.batch = c.batch;
   t.eval_size = c.eval_size;
   return t;
@@ -60,6 +60,27 @@ std::vector<DistancePoint> accuracy_by_distance(const nn::SequenceModel& model, 
 
 }  // namespace
 
+long parameter_count(const std::string& model, const tasks::TaskOptions& task, int d_model) {
+  train::TrainConfig t = train::fresh_config(model, task, d_model, 1, 0);
+  train::complete_from_task(t, tasks::make_task(task)->info());
+  return static_cast<long>(nn::make_model(t.model, 0)->num_parameters());
+}
+
+int width_for_parameters(const std::string& model, const tasks::TaskOptions& task, long target) {
+  // The count grows with the width (about as its square): bisect, then take the nearer neighbour.
+  int lo = 1, hi = 2048;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (parameter_count(model, task, mid) < target)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo > 1 && target - parameter_count(model, task, lo - 1) < parameter_count(model, task, lo) - target)
+    return lo - 1;
+  return lo;
+}
+
 CompareResult run_compare(const CompareConfig& config,
                           const std::function<train::TrainObserver(const std::string&)>& observer_for) {
   config.validate();
@@ -72,10 +93,14 @@ CompareResult run_compare(const CompareConfig& config,
   int max_len = 0;
   for (int len : config.path_lengths) max_len = std::max(max_len, len);
 
+  const long transformer_params = config.match_params ? parameter_count("transformer", config.task, config.d_model) : 0;
   for (const std::string& name : config.models) {
     Contender c;
     c.model = name;
-    train::TrainConfig tc = contender_config(config, name);
+    c.d_model = config.match_params && name != "transformer"
+                    ? width_for_parameters(name, config.task, transformer_params)
+                    : config.d_model;
+    train::TrainConfig tc = contender_config(config, name, c.d_model);
     train::RunOptions options;
     options.observer = observer_for(name);
     options.inspect_every = std::max(1, config.steps / config.snapshots);

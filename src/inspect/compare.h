@@ -29,6 +29,10 @@ struct CompareConfig {
   int eval_size = 512;
   int snapshots = 15;  // gradient profiles recorded over training (the heatmap's rows)
   std::vector<int> path_lengths{8, 16, 32, 64};
+  // Size each recurrent model's width so that its parameter count comes
+  // closest to the Transformer's at d_model (the models otherwise differ
+  // about tenfold in size at one width).
+  bool match_params = false;
   void validate() const;
 };
 
@@ -40,6 +44,7 @@ struct DistancePoint {
 
 struct Contender {
   std::string model;
+  int d_model = 0;  // its width: the config's, or, with match_params, the one sized to the Transformer's count
   train::TrainResult run;
   std::vector<long> snapshot_steps;    // the steps the gradient profiles were taken at
   std::vector<GradProfile> snapshots;  // front(): before training, back(): after
@@ -55,6 +60,11 @@ struct CompareResult {
   tasks::TaskInfo info;
   std::vector<Contender> contenders;
 };
+
+// The parameter count of a fresh `model` of width d_model on the task.
+long parameter_count(const std::string& model, const tasks::TaskOptions& task, int d_model);
+// The width at which a fresh `model` has the parameter count nearest to `target`.
+int width_for_parameters(const std::string& model, const tasks::TaskOptions& task, long target);
 
 // `observer_for(model)` gives the progress display of each contender's run.
 CompareResult run_compare(const CompareConfig& config,

@@ -42,6 +42,28 @@ void drop_empty_columns(report::Table& t) {
 // and the tests both read them from here.
 std::string fmt_acc(const std::optional<double>& v) { return v ? fmt::format("{:.4f}", *v) : "-"; }
 
+// One sentence on the models' sizes: how far apart they are, or, with
+// --match-params, the widths that made them alike.
+std::string size_note(const CompareResult& r) {
+  if (r.contenders.size() < 2) return "";
+  if (r.config.match_params) {
+    std::string widths;
+    for (const Contender& c : r.contenders)
+      widths += fmt::format("{}{} {}", widths.empty() ? "" : ", ", c.model, c.d_model);
+    return fmt::format("widths {}: each recurrent model sized to the Transformer's parameter count (--match-params)",
+                       widths);
+  }
+  const auto [small, large] =
+      std::minmax_element(r.contenders.begin(), r.contenders.end(),
+                          [](const Contender& a, const Contender& b) { return a.run.params < b.run.params; });
+  const double ratio = static_cast<double>(large->run.params) / static_cast<double>(small->run.params);
+  if (ratio < 1.5) return "";
+  return fmt::format(
+      "sizes differ: {} has {:.1f} times the parameters of {} at one width (d_model {}); "
+      "--match-params sizes each recurrent model to the Transformer's count",
+      large->model, ratio, small->model, r.config.d_model);
+}
+
 }  // namespace
 
 nlohmann::json to_json(const CompareResult& r) {
@@ -50,6 +72,7 @@ nlohmann::json to_json(const CompareResult& r) {
                       {"steps", r.config.steps},
                       {"batch", r.config.batch},
                       {"d_model", r.config.d_model},
+                      {"match_params", r.config.match_params},
                       {"seed", r.config.seed},
                       {"chance", r.info.chance},
                       {"chance_metric", r.info.chance_metric},
@@ -57,6 +80,7 @@ nlohmann::json to_json(const CompareResult& r) {
   for (const Contender& c : r.contenders) {
     nlohmann::json m = {
         {"model", c.model},
+        {"d_model", c.d_model},
         {"params", c.run.params},
         {"ms_per_step", c.run.ms_per_step},
         {"flops_per_step", c.flops_per_step},
@@ -99,19 +123,21 @@ std::string to_text(const CompareResult& r) {
   bool second = false;
   for (const Contender& c : r.contenders) second = second || c.run.eval.seq_acc || c.run.eval.mse;
   const std::string second_name = r.info.regression ? "MSE" : "seq acc";
-  text += fmt::format("{:<12} {:>8} {:>10} {:>10}{} {:>14} {:>10} {:>9} {:>10}\n", "model", "params", "eval loss",
+  // The step time last, with its unit: the one figure that changes from run to run.
+  text += fmt::format("{:<12} {:>8} {:>10} {:>10}{} {:>14} {:>10} {:>10}  {}\n", "model", "params", "eval loss",
                       "token acc", second ? fmt::format(" {:>10}", second_name) : "", "grad far/near", "path x_0",
-                      "ms/step", "MFLOP/st");
+                      "MFLOP/st", "step time");
   for (const Contender& c : r.contenders) {
     const train::EvalResult& e = c.run.eval;
     text += fmt::format(
-        "{:<12} {:>8} {:>10.4f} {:>10}{} {:>14.3g} {:>10} {:>9.2f} {:>10.1f}\n", c.model, c.run.params, e.loss,
+        "{:<12} {:>8} {:>10.4f} {:>10}{} {:>14.3g} {:>10} {:>10.1f}  {:.2f} ms\n", c.model, c.run.params, e.loss,
         fmt_acc(e.token_acc), second ? fmt::format(" {:>10}", fmt_acc(e.seq_acc ? e.seq_acc : e.mse)) : "",
-        c.snapshots.front().decay(), c.paths.back().max_path(), c.run.ms_per_step, c.flops_per_step / 1e6);
+        c.snapshots.front().decay(), c.paths.back().max_path(), c.flops_per_step / 1e6, c.run.ms_per_step);
   }
   text +=
       fmt::format("  chance: {}\n  grad far/near: |dL/dx| at the farthest position over the nearest, before training\n",
                   r.info.chance_text);
+  if (const std::string note = size_note(r); !note.empty()) text += "  " + note + "\n";
   return text;
 }
 
@@ -124,9 +150,9 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
   page.title = fmt::format("RNN against attention on {} (len {})", r.info.name, r.info.len);
   page.subtitle = fmt::format(
       "Same task, data, seed ({}) and budget: {} steps of batch {}, d_model {}. Task: {}; target: {}; scored: {}. "
-      "Chance: {}.",
+      "Chance: {}.{}",
       r.config.seed, r.config.steps, r.config.batch, r.config.d_model, r.info.input, r.info.target, r.info.scored,
-      r.info.chance_text);
+      r.info.chance_text, size_note(r).empty() ? "" : " The " + size_note(r) + ".");
 
   // Summary
   report::Table summary{

@@ -176,3 +176,25 @@ TEST_CASE("a log-scale heatmap's colour bar runs between whole decades, labelled
   CHECK(s.find("1e-27.9") == std::string::npos);
   CHECK(s.find("1e-0.0") == std::string::npos);
 }
+
+TEST_CASE("compare --match-params: each recurrent width gives the parameter count nearest the Transformer's",
+          "[inspect]") {
+  const seqgrad::tasks::TaskOptions recall{"recall", 64, ""};
+  const long target = seqgrad::inspect::parameter_count("transformer", recall, 64);
+  CHECK(target > 100000);
+  for (const std::string model : {"rnn", "lstm", "gru"}) {
+    INFO(model);
+    const int width = seqgrad::inspect::width_for_parameters(model, recall, target);
+    const long at = seqgrad::inspect::parameter_count(model, recall, width);
+    const long below = seqgrad::inspect::parameter_count(model, recall, width - 1);
+    const long above = seqgrad::inspect::parameter_count(model, recall, width + 1);
+    CHECK(below < at);
+    CHECK(at < above);
+    CHECK(std::abs(at - target) <= std::abs(below - target));
+    CHECK(std::abs(at - target) <= std::abs(above - target));
+    CHECK(std::abs(at - target) < target / 50);  // within 2%
+  }
+  // The widths this reports for the guide's run: rnn 217, lstm 111.
+  CHECK(seqgrad::inspect::width_for_parameters("rnn", recall, target) == 217);
+  CHECK(seqgrad::inspect::width_for_parameters("lstm", recall, target) == 111);
+}
