@@ -60,8 +60,11 @@ inline float exp(float x) {
 // (a masked score) gives exactly 0; NaN stays NaN.
 inline float exp_nonpositive(float x) {
   float n;
-  const float p = exp_reduced(x < -87.3f ? -87.3f : x, n);
-  return x < -87.3f ? 0.0f : p * pow2(static_cast<std::int32_t>(n));  // n in [-126, 0]: one normal float
+  // A NaN must not reach the conversion to int below (undefined behaviour, which
+  // clang 19 uses to drop the NaN): it goes through as 0 and comes out as itself.
+  const float p = exp_reduced(x < -87.3f ? -87.3f : x == x ? x : 0.0f, n);
+  const float y = p * pow2(static_cast<std::int32_t>(n));  // n in [-126, 0]: one normal float
+  return x < -87.3f ? 0.0f : x == x ? y : x;
 }
 
 inline float tanh(float x) {
