@@ -259,7 +259,7 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   auto* paths =
       app.add_subcommand("paths", "path length from each input to the last output, measured on the autograd graph");
   paths->add_option("--models", p->models, "models, comma-separated")->check(kModelList)->capture_default_str();
-  paths->add_option("--lens", p->lens, "sequence lengths, comma-separated")->capture_default_str();
+  paths->add_option("--lens", p->lens, "sequence lengths T (positions), comma-separated")->capture_default_str();
   paths->add_option("--layers", p->layers, "layers (default: 2 for a Transformer, 1 otherwise)")
       ->check(CLI::Range(1, 64));
   paths->add_flag("--json", p->json, "print JSON");

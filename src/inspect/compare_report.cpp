@@ -103,7 +103,7 @@ nlohmann::json to_json(const CompareResult& r) {
     for (const auto& p : c.accuracy_by_distance)
       m["accuracy_by_distance"].push_back({{"distance", p.distance}, {"accuracy", p.accuracy}, {"count", p.count}});
     for (const auto& p : c.paths) {
-      m["paths"].push_back({{"len", p.len},
+      m["paths"].push_back({{"T", p.len},
                             {"path_from_first", p.max_path()},
                             {"path_from_last", p.min_path()},
                             {"path_from", p.path_from},
@@ -137,6 +137,10 @@ std::string to_text(const CompareResult& r) {
   text +=
       fmt::format("  chance: {}\n  grad far/near: |dL/dx| at the farthest position over the nearest, before training\n",
                   r.info.chance_text);
+  text += fmt::format(
+      "  path x_0: operations on the graph from the first input to the last output, over the T = {} "
+      "positions of a sequence\n",
+      r.contenders.empty() ? 0 : r.contenders.front().paths.back().len);
   if (const std::string note = size_note(r); !note.empty()) text += "  " + note + "\n";
   return text;
 }
@@ -174,7 +178,7 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
                                  fmt_acc(c.run.eval.mse),
                                  fmt::format("{:.3g}", c.snapshots.front().decay()),
                                  fmt::format("{:.3g}", c.snapshots.back().decay()),
-                                 fmt::format("{} (len {})", longest.max_path(), longest.len),
+                                 fmt::format("{} (T = {})", longest.max_path(), longest.len),
                                  std::to_string(longest.sequential_ops),
                                  fmt::format("{:.2f}", c.run.ms_per_step),
                                  fmt::format("{:.1f}", c.flops_per_step / 1e6)};
@@ -299,9 +303,9 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
 
   // Path lengths, beside the paper's Table 1
   report::Table paths{{"model"}, {}, "paths"};
-  std::string paths_csv = "model,len,path_from_first,path_from_last,sequential_ops\n";
+  std::string paths_csv = "model,T,path_from_first,path_from_last,sequential_ops\n";
   for (int len : r.config.path_lengths)
-    paths.header.push_back(fmt::format("len {}: path from x_0 / sequential ops", len));
+    paths.header.push_back(fmt::format("T = {}: path from x_0 / sequential ops", len));
   paths.header.push_back("paper, Table 1");
   for (const Contender& c : r.contenders) {
     std::vector<std::string> row{c.model};

@@ -79,7 +79,7 @@ nlohmann::json to_json(const std::vector<PathReport>& reports) {
   for (const PathReport& r : reports) {
     out.push_back({{"model", r.model},
                    {"layers", r.layers},
-                   {"len", r.len},
+                   {"T", r.len},
                    {"path_from", r.path_from},
                    {"path_from_first", r.max_path()},
                    {"path_from_last", r.min_path()},
@@ -89,7 +89,7 @@ nlohmann::json to_json(const std::vector<PathReport>& reports) {
 }
 
 std::string to_text(const std::vector<PathReport>& reports) {
-  std::string text = fmt::format("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", "model", "layers", "len", "path from x_0",
+  std::string text = fmt::format("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", "model", "layers", "T", "path from x_0",
                                  "path from x_T-1", "sequential ops");
   for (std::size_t i = 0; i < reports.size();) {
     std::size_t end = i;  // this model's reports: [i, end)

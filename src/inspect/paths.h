@@ -15,7 +15,7 @@ namespace seqgrad::inspect {
 
 struct PathReport {
   std::string model;
-  int len = 0;
+  int len = 0;  // T: the positions of the sequence measured on (for recall, the task's len + 1)
   int layers = 0;
   std::vector<int> path_from;  // path_from[t]: fewest ops from x_t to the last output
   int sequential_ops = 0;      // the longest chain of ops from any input to the last output
