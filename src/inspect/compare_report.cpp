@@ -280,8 +280,12 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
   // Attention maps
   for (const Contender& c : r.contenders) {
     if (!c.attention) continue;
+    const std::string last_token = c.attention->tokens.empty() ? "" : c.attention->tokens.back();
     report::Section att{"Attention maps (" + c.model + ", last layer)",
-                        "Rows are queries, columns keys; the first held-out sequence.",
+                        fmt::format("Rows are queries, columns keys; the first held-out sequence. The row that "
+                                    "decides the answer, the last query ('{}'), is one thin row of each map: it is "
+                                    "drawn again below, a line per head, its weight on every key position.",
+                                    last_token),
                         {},
                         {}};
     const auto& layer = c.attention->weights.back();
@@ -298,6 +302,20 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
                         380};
       att.svgs.push_back(report::svg(m));
     }
+    report::LineChart last{fmt::format("the last query ('{}'): its weight on each key", last_token),
+                           "key position",
+                           "attention weight",
+                           false,
+                           {},
+                           560,
+                           300};
+    for (std::size_t h = 0; h < layer.size(); ++h) {
+      report::Series s{fmt::format("head {}", h), {}, {}};
+      const std::vector<double>& row = layer[h].back();
+      for (std::size_t k = 0; k < row.size(); ++k) s.x.push_back(static_cast<double>(k)), s.y.push_back(row[k]);
+      last.series.push_back(s);
+    }
+    if (!layer.empty()) att.svgs.push_back(report::svg(last));
     page.sections.push_back(att);
   }
 

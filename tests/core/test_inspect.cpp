@@ -117,6 +117,8 @@ TEST_CASE("compare writes a report whose figures are the JSON's, with SVGs that 
   const nlohmann::json data = nlohmann::json::parse(slurp(dir + "/data.json"));
   CHECK(page.find("<script") == std::string::npos);                        // self-contained, nothing to run
   CHECK(page.find("http://") == page.find("http://www.w3.org/2000/svg"));  // the only address is the SVG namespace
+  // The last query's row of the attention maps, drawn again as a chart of its own.
+  CHECK(page.find("): its weight on each key") != std::string::npos);
   // Every row of the summary table carries the JSON's figures.
   for (const auto& m : data["models"]) {
     const std::string row = "<td>" + m["model"].get<std::string>() + "</td><td>" +
