@@ -78,7 +78,7 @@ test-fuzz: build
 	  cmake -S . -B $(BUILD_FUZZ) -DCMAKE_CXX_COMPILER=clang++ -DSEQGRAD_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && \
 	  cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_safetensors >/dev/null && \
 	  mkdir -p $(BUILD_FUZZ)/corpus && \
-	  ./$(BUILD)/seqgrad train --model lstm --task recall --len 4 --d-model 8 --steps 2 --batch 4 --eval-size 4 \
+	  ./$(BUILD)/seqgrad train --model lstm --task recall --len 4 --d-model 8 --steps 2 --batch 4 --eval-size 4 --overwrite \
 	    --out $(BUILD_FUZZ)/seed-run >/dev/null 2>&1 && \
 	  cp $(BUILD_FUZZ)/seed-run/checkpoint.safetensors $(BUILD_FUZZ)/corpus/ && \
 	  ./$(BUILD_FUZZ)/tests/fuzz_safetensors -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD_FUZZ)/corpus \

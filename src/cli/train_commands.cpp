@@ -78,7 +78,7 @@ struct TrainArgs {
   train::TrainConfig config;
   int layers = 0;        // 0: 2 for a Transformer, 1 for a recurrent model
   std::string schedule;  // empty: warmup-rsqrt for a Transformer, constant otherwise
-  bool no_ffn = false, no_causal = false, no_scale = false;
+  bool no_ffn = false, no_causal = false, no_scale = false, overwrite = false;
   // The named options as typed, parsed into the config's enums in run_train.
   std::string activation = nn::choices::to_string(nn::ModelConfig{}.activation);
   std::string pos = nn::choices::to_string(nn::ModelConfig{}.pos);
@@ -109,6 +109,7 @@ int run_train(TrainArgs a) {
   train::RunOptions options;
   options.out_dir = a.out;
   options.resume_dir = a.resume;
+  options.overwrite = a.overwrite;
   options.steps = a.steps_override;
   options.stop = &g_stop;
   const std::string label = a.resume.empty() ? fmt::format("{} on {}", c.model.kind, c.task.name) : "resumed";
@@ -232,6 +233,7 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       ->capture_default_str();
   t->add_option("--out", a->out, "run directory for the log and checkpoint (default runs/<model>-<task>)");
   t->add_option("--resume", a->resume, "continue the run saved in this directory (with --steps: the new total)");
+  t->add_flag("--overwrite", a->overwrite, "start afresh in an --out directory that holds another run");
   t->add_option("--save-grads", a->save_grads,
                 "also write one held-out batch's parameter gradients here (safetensors)");
   t->add_flag("--json", a->json, "print one JSON object at the end; the human-readable output goes to stderr");

@@ -1,7 +1,13 @@
 #include "src/train/trainer.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -31,6 +37,9 @@ std::string first_non_finite(const nn::SequenceModel& model) {
 }
 
 // The log keeps one row per step; a resumed run keeps the rows up to its start.
+// The kept rows are written to log.csv.tmp and renamed over log.csv, so a kill
+// at any moment leaves the old log or the new one, never a part; every write is
+// checked, so a full disk is a failure, not a gap.
 class CsvLog {
  public:
   CsvLog(const std::string& dir, long keep_until) {
@@ -41,30 +50,95 @@ class CsvLog {
       std::ifstream in(path_);
       std::string line;
       std::getline(in, line);  // header
-      while (std::getline(in, line)) {
-        if (std::stol(line.substr(0, line.find(','))) > keep_until) break;
+      for (int number = 2; std::getline(in, line); ++number) {
+        long step = 0;
+        try {
+          std::size_t used = 0;
+          step = std::stol(line.substr(0, line.find(',')), &used);
+        } catch (const std::exception&) {
+          throw std::runtime_error(path_ + ": line " + std::to_string(number) + " is damaged (no step number)");
+        }
+        if (step > keep_until) break;
         kept.push_back(line);
       }
     }
-    out_.open(path_, std::ios::trunc);
+    const std::string tmp = path_ + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      out << "step,loss,accuracy,grad_norm,lr,elapsed_s\n";
+      for (const auto& l : kept) out << l << "\n";
+      out.close();
+      if (!out) throw std::runtime_error("cannot write " + tmp);
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path_, ec);
+    if (ec) throw std::runtime_error("cannot rename " + tmp + " to " + path_ + ": " + ec.message());
+    out_.open(path_, std::ios::app);
     if (!out_) throw std::runtime_error("cannot write " + path_);
-    out_ << "step,loss,accuracy,grad_norm,lr,elapsed_s\n";
-    for (const auto& l : kept) out_ << l << "\n";
   }
   void add(const StepLog& s) {
     if (!out_.is_open()) return;
     out_ << s.step << ',' << s.loss << ',';
     if (s.accuracy) out_ << *s.accuracy;  // empty for a regression
     out_ << ',' << s.grad_norm << ',' << s.lr << ',' << s.elapsed << '\n';
+    check();
   }
   void flush() {
-    if (out_.is_open()) out_.flush();
+    if (!out_.is_open()) return;
+    out_.flush();
+    check();
   }
 
  private:
+  void check() const {
+    if (!out_) throw std::runtime_error("writing " + path_ + " failed (is the disk full?)");
+  }
   std::string path_;
   std::ofstream out_;
 };
+
+// A run directory belongs to one run at a time: an advisory lock (flock) on
+// DIR/.lock, held while the run lives and let go by the system when it ends,
+// however it ends.
+class RunLock {
+ public:
+  // A fresh run makes its directory; a resumed one must find it (or nothing is locked,
+  // and loading its checkpoint says what is missing).
+  RunLock(const std::string& dir, bool create) {
+    if (dir.empty() || (!create && !std::filesystem::is_directory(dir))) return;
+    if (create) std::filesystem::create_directories(dir);
+    const std::string path = (std::filesystem::path(dir) / ".lock").string();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+      throw std::runtime_error("another seqgrad run is using " + dir +
+                               " (it holds its .lock); wait for it to end, or choose another --out");
+    }
+  }
+  ~RunLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RunLock(const RunLock&) = delete;
+  RunLock& operator=(const RunLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// A fresh run may not land on another run's files unless told to.
+void check_fresh(const std::string& dir, bool overwrite) {
+  if (dir.empty() || overwrite) return;
+  std::vector<std::string> there;
+  for (const char* name : {"checkpoint.safetensors", "log.csv"})
+    if (std::filesystem::exists(std::filesystem::path(dir) / name)) there.push_back(name);
+  if (there.empty()) return;
+  std::string names;
+  for (const auto& n : there) names += (names.empty() ? "" : ", ") + n;
+  throw std::invalid_argument(dir + " holds another run (" + names + "): --resume " + dir +
+                              " continues it, --overwrite starts afresh there, or choose another --out");
+}
 
 }  // namespace
 
@@ -118,7 +192,9 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   TrainResult result;
   std::unique_ptr<nn::SequenceModel> model;
   std::unique_ptr<nn::Optimizer> optimizer;
-  std::string out_dir = options.out_dir;
+  std::string out_dir = options.out_dir.empty() ? options.resume_dir : options.out_dir;
+  const RunLock lock(out_dir, out_dir != options.resume_dir);
+  if (options.resume_dir.empty() || out_dir != options.resume_dir) check_fresh(out_dir, options.overwrite);
   if (!options.resume_dir.empty()) {
     Checkpoint ck = load_checkpoint(options.resume_dir);
     config = ck.config;
@@ -132,7 +208,6 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     optimizer = std::make_unique<nn::Optimizer>(model->named_parameters(), config.optim);
     optimizer->load_state(ck.optimizer_state, ck.optimizer_steps);
     result.start_step = ck.step;
-    if (out_dir.empty()) out_dir = options.resume_dir;
   }
   const std::unique_ptr<tasks::Task> task = tasks::make_task(config.task);
   const tasks::TaskInfo& info = task->info();

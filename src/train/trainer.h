@@ -60,6 +60,7 @@ struct TrainObserver {
 struct RunOptions {
   std::string out_dir;                      // where the log and checkpoint go; empty: nowhere
   std::string resume_dir;                   // continue the run saved here (its config wins, but for steps)
+  bool overwrite = false;                   // a fresh run may replace another run's files in out_dir
   std::optional<int> steps;                 // with resume: the new total step count
   const std::atomic<bool>* stop = nullptr;  // set (by a signal handler) to finish the step, save and return
   TrainObserver observer;

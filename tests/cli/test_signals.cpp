@@ -80,3 +80,89 @@ TEST_CASE("SIGINT and SIGTERM stop a run cleanly, and --resume finishes it exact
     CHECK(a["steps"] == 3000);
   }
 }
+
+namespace {
+// The log's rows are steps 1, 2, ... with none missing and none twice; returns the last.
+long check_rows(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "step,loss,accuracy,grad_norm,lr,elapsed_s");
+  long expected = 1;
+  while (std::getline(in, line)) {
+    CHECK(std::stol(line.substr(0, line.find(','))) == expected);
+    ++expected;
+  }
+  return expected - 1;
+}
+
+pid_t start(const std::string& args) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string cmd = std::string("exec '") + SEQGRAD_BINARY + "' " + args + " > /dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+}  // namespace
+
+TEST_CASE("kill -9 at any moment of --resume leaves the log whole, and the run resumes to the same end",
+          "[cli][signals]") {
+  const std::string dir = test::temp_path("test-kill-resume");
+  std::filesystem::remove_all(dir);
+  const std::string args = " --model lstm --task recall --len 4 --d-model 8 --batch 4 --eval-size 8 --seed 3 ";
+  REQUIRE(run_seqgrad("train" + args + "--steps 40 --checkpoint-every 10 --out " + dir).exit_code == 0);
+  for (int kill_no = 0; kill_no < 24; ++kill_no) {
+    const pid_t pid = start("train --resume " + dir + " --steps 1000000");
+    REQUIRE(pid > 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3 + 11 * kill_no));  // 3 ms to 256 ms: loading to training
+    REQUIRE(kill(pid, SIGKILL) == 0);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    INFO("kill " << kill_no);
+    CHECK(check_rows(dir + "/log.csv") >= 40);
+    CHECK(!std::filesystem::exists(dir + "/log.csv.tmp"));  // renamed in one step, or never there
+  }
+  // Every kill left a run that resumes: 50 steps past the last row logged, and
+  // no further, with exactly that many rows (those past the checkpoint redone once).
+  const long target = check_rows(dir + "/log.csv") + 50;
+  const auto done = run_seqgrad("train --resume " + dir + " --steps " + std::to_string(target) + " --json");
+  INFO(done.err);
+  REQUIRE(done.exit_code == 0);
+  CHECK(nlohmann::json::parse(done.out)["steps"] == target);
+  CHECK(check_rows(dir + "/log.csv") == target);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a run directory is one run's: a second run at once is refused, a fresh one needs --overwrite",
+          "[cli][signals]") {
+  const std::string dir = test::temp_path("test-lock");
+  std::filesystem::remove_all(dir);
+  const std::string args = " --model rnn --task copy --len 4 --d-model 8 --batch 4 --eval-size 8 ";
+  const pid_t pid = start("train" + args + "--steps 1000000 --out " + dir);
+  REQUIRE(pid > 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (count_lines(dir + "/log.csv") < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const auto second = run_seqgrad("train" + args + "--steps 5 --overwrite --out " + dir);
+  CHECK(second.exit_code == 1);
+  CHECK(second.err == "seqgrad: another seqgrad run is using " + dir +
+                          " (it holds its .lock); wait for it to end, or choose another --out\n");
+  const auto resumed = run_seqgrad("train --resume " + dir + " --steps 5");
+  CHECK(resumed.exit_code == 1);
+  CHECK(resumed.err.find("another seqgrad run is using " + dir) != std::string::npos);
+  REQUIRE(kill(pid, SIGINT) == 0);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  CHECK(WEXITSTATUS(status) == 130);
+
+  const auto fresh = run_seqgrad("train" + args + "--steps 5 --out " + dir);
+  CHECK(fresh.exit_code == 2);
+  CHECK(fresh.err == "seqgrad: " + dir + " holds another run (checkpoint.safetensors, log.csv): --resume " + dir +
+                         " continues it, --overwrite starts afresh there, or choose another --out\n");
+  const auto overwritten = run_seqgrad("train" + args + "--steps 5 --overwrite --out " + dir);
+  CHECK(overwritten.exit_code == 0);
+  CHECK(check_rows(dir + "/log.csv") == 5);
+  std::filesystem::remove_all(dir);
+}
