@@ -9,8 +9,12 @@
 #include <malloc.h>  // mallopt: glibc only
 #endif
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 
 #include "autograd/errors.h"
 #include "autograd/kernel_path.h"
@@ -35,6 +39,17 @@ void use_huge_pages_for_the_heap() {
   std::free(block);
   madvise(reinterpret_cast<void*>(from), top - from, MADV_HUGEPAGE);
 #endif
+}
+
+// A command's exit code, unless what it printed could not all be written
+// (standard output closed, or a full disk or /dev/full behind it): then 1,
+// and one line saying so.
+int output_written(int code) {
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (!failed) return code;
+  fmt::print(stderr, "seqgrad: writing to standard output failed ({})\n", std::strerror(errno ? errno : EIO));
+  return 1;
 }
 
 }  // namespace
@@ -110,7 +125,7 @@ int main(int argc, char** argv) {
   try {
     ag::set_kernel_path(ag::parse_kernel_path(kernels));
     for (const auto& [sub, run] : commands)
-      if (*sub) return run();
+      if (*sub) return output_written(run());
   } catch (const ag::ShapeError& e) {  // shapes the program itself got wrong: a failure, not a usage error
     fmt::print(stderr, "seqgrad: internal error: {}\n", e.what());
     return 1;

@@ -7,12 +7,18 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 
 namespace seqgrad::report {
 
+bool can_redraw(int fd) {
+  const char* term = std::getenv("TERM");
+  return ::isatty(fd) && !(term && std::string_view(term) == "dumb");
+}
+
 bool use_colour() {
   const char* no = std::getenv("NO_COLOR");
-  return !(no && *no) && ::isatty(STDOUT_FILENO);
+  return !(no && *no) && can_redraw(STDOUT_FILENO);
 }
 
 std::string terminal_log_chart(const std::vector<Series>& series, const std::string& x_label,

@@ -19,7 +19,9 @@ std::string terminal_log_chart(const std::vector<Series>& series, const std::str
 std::string terminal_heatmap(const std::vector<std::vector<double>>& values, const std::vector<std::string>& row_labels,
                              bool log_scale, bool colour);
 
-// Colour unless NO_COLOR is set or standard output is not a terminal.
+// A terminal that understands escape sequences: `fd` is a terminal and TERM is not "dumb".
+bool can_redraw(int fd);
+// Colour unless NO_COLOR is set or standard output is not such a terminal.
 bool use_colour();
 
 }  // namespace seqgrad::report

@@ -5,6 +5,8 @@
 #include <fmt/core.h>
 #include <memory>
 
+#include "src/report/terminal.h"
+
 namespace seqgrad::train {
 
 namespace {
@@ -17,7 +19,7 @@ std::string clock_text(double s) {
 }  // namespace
 
 TrainObserver progress_printer(std::FILE* out, const std::string& label) {
-  const bool tty = ::isatty(::fileno(out)) != 0;
+  const bool tty = report::can_redraw(::fileno(out));  // else a plain line now and then, no escape sequences
   auto last_drawn = std::make_shared<double>(-1.0);
   auto first = std::make_shared<long>(-1);
   TrainObserver o;

@@ -2,6 +2,8 @@
 #include <nlohmann/json.hpp>
 #include "seqgrad_catch.hpp"
 
+#include <sys/wait.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -116,6 +118,21 @@ TEST_CASE("a file that cannot be written is a run-time failure, exit code 1", "[
   const auto r = run_seqgrad("graph --out /nonexistent-dir/g.dot");
   CHECK(r.exit_code == 1);
   CHECK(r.err == "seqgrad: cannot write /nonexistent-dir/g.dot\n");
+}
+
+TEST_CASE("output that cannot be written is a failure: a full disk, a closed standard output", "[cli][errors]") {
+  const std::string err = test::temp_path("stdout-err");
+  for (const std::string redirect : {"> /dev/full", ">&-"}) {
+    INFO(redirect);
+    const int status = std::system(
+        ("'" + std::string(SEQGRAD_BINARY) + "' exercise --list --lang en " + redirect + " 2> " + err).c_str());
+    CHECK(WEXITSTATUS(status) == 1);
+    std::ifstream in(err);
+    std::string line;
+    std::getline(in, line);
+    CHECK(line.rfind("seqgrad: writing to standard output failed (", 0) == 0);
+  }
+  std::filesystem::remove(err);
 }
 
 TEST_CASE("seqgrad train --json prints the run's figures; eval and sample read the checkpoint", "[cli][train]") {
