@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -231,6 +232,17 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
 }
 
 SafeTensors read_safetensors(const std::string& path) {
+  // Read whole, so first make sure that ends: a FIFO or a device would block or
+  // never end, and a file larger than the memory cannot be one we wrote.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw std::runtime_error(path + " is not a regular file (a checkpoint is one)");
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && pages > 0 && page > 0 && size > static_cast<std::uintmax_t>(pages) * static_cast<std::uintmax_t>(page))
+    throw std::runtime_error(path + " is " + std::to_string(size >> 20) +
+                             " MiB, more than this machine's memory: not a checkpoint seqgrad wrote");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + path);
   std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
