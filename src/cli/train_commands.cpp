@@ -268,6 +268,9 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
     const auto task = tasks::make_task(ck.config.task);
     const train::EvalResult r =
         train::evaluate(*ck.model, *task, ck.config.eval_size, ck.config.batch, train::eval_seed(ck.config.seed));
+    if (!std::isfinite(r.loss))
+      throw std::runtime_error("the held-out loss of the run in " + e->dir +
+                               " is not finite: its weights hold a NaN or an infinity (the training diverged)");
     if (e->json) {
       nlohmann::json j = {
           {"model", ck.config.model.kind}, {"task", task->info().name}, {"len", task->info().len}, {"steps", ck.step}};

@@ -127,9 +127,15 @@ class RunLock {
   int fd_ = -1;
 };
 
-// A fresh run may not land on another run's files unless told to.
+// A fresh run may not land on another run's files unless told to; told to,
+// it removes the old checkpoint at once, so that nothing of that run is taken
+// for this one's (the log is rewritten when the run starts).
 void check_fresh(const std::string& dir, bool overwrite) {
-  if (dir.empty() || overwrite) return;
+  if (dir.empty()) return;
+  if (overwrite) {
+    std::filesystem::remove(std::filesystem::path(dir) / "checkpoint.safetensors");
+    return;
+  }
   std::vector<std::string> there;
   for (const char* name : {"checkpoint.safetensors", "log.csv"})
     if (std::filesystem::exists(std::filesystem::path(dir) / name)) there.push_back(name);
@@ -232,6 +238,13 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     }
   };
   maybe_inspect(result.start_step);
+  // What a diverged run leaves: only what is really there.
+  const auto what_is_kept = [&]() -> std::string {
+    if (out_dir.empty()) return "";
+    if (std::filesystem::exists(std::filesystem::path(out_dir) / "checkpoint.safetensors"))
+      return "; the last good checkpoint in " + out_dir + " is kept";
+    return "; no checkpoint was written";
+  };
   for (long step = result.start_step + 1; step <= config.steps; ++step) {
     ag::Rng batch_rng = step_rng(config.seed, step, 0);
     ag::Rng dropout_rng = step_rng(config.seed, step, 1);
@@ -247,11 +260,17 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
       throw std::runtime_error("training diverged at step " + std::to_string(step) + ": the " +
                                (std::isfinite(loss) ? "gradient" : "loss") + " is not finite" +
                                (where.empty() ? "" : " (first in parameter '" + where + "')") +
-                               "; try a lower --lr or --clip 1" +
-                               (out_dir.empty() ? "" : "; the last good checkpoint in " + out_dir + " is kept"));
+                               "; try a lower --lr or --clip 1" + what_is_kept());
     }
     const double lr = config.schedule.lr(config.optim.lr, step);
     optimizer->step(lr);
+    // The update itself can overflow (a huge --lr): caught here, before the weights are saved.
+    if (const std::string where = first_non_finite(*model); !where.empty()) {
+      log.flush();
+      throw std::runtime_error("training diverged at step " + std::to_string(step) +
+                               ": the update made the weights not finite (first in parameter '" + where +
+                               "'); try a lower --lr" + what_is_kept());
+    }
     StepLog row{step, loss, std::nullopt, grad_norm, lr, seconds()};
     if (!info.regression) row.accuracy = s.scored ? static_cast<double>(s.correct) / static_cast<double>(s.scored) : 0;
     result.log.push_back(row);
