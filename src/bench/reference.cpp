@@ -45,13 +45,17 @@ std::string reference_blas_threads(int threads) {
 }
 
 ReferenceResult run_reference(const std::string& interpreter, const std::string& script, const std::string& workload,
-                              int threads, int steps) {
+                              int threads, int steps, double timeout_seconds) {
   if (!std::filesystem::is_regular_file(script))
     throw std::runtime_error("the reference script " + script + " does not exist");
   const std::string name = reference_workload(workload);
-  const std::string command = "OPENBLAS_NUM_THREADS=" + quoted(reference_blas_threads(threads)) + " " +
-                              quoted(interpreter) + " " + quoted(script) + " --threads " + std::to_string(threads) +
-                              " --steps " + std::to_string(steps) + " --json --workload " + quoted(name) + " 2>&1";
+  const std::string run = "env OPENBLAS_NUM_THREADS=" + quoted(reference_blas_threads(threads)) + " " +
+                          quoted(interpreter) + " " + quoted(script) + " --threads " + std::to_string(threads) +
+                          " --steps " + std::to_string(steps) + " --json --workload " + quoted(name);
+  // Stopped after timeout_seconds (and killed 5 s later) by coreutils' timeout, where there is one.
+  const std::string limit = fmt::format("{:g}", timeout_seconds);
+  const std::string command = "{ if command -v timeout >/dev/null 2>&1; then timeout -k 5 " + limit + " " + run +
+                              "; else " + run + "; fi; } 2>&1";
   std::FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) throw std::runtime_error("could not start " + interpreter);
   std::string output;
@@ -59,6 +63,9 @@ ReferenceResult run_reference(const std::string& interpreter, const std::string&
   for (std::size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), pipe)) > 0;) output.append(chunk.data(), n);
   const int status = ::pclose(pipe);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 124 || code == 137)
+    throw std::runtime_error("the reference (" + interpreter + " " + script + ") did not finish within " + limit +
+                             " s (--reference-timeout)");
   if (code != 0) {
     const std::string why = last_line(output);
     throw std::runtime_error("the reference (" + interpreter + " " + script + ") failed" +
@@ -85,14 +92,15 @@ double ReferenceRow::ratio() const { return percentile(ratios, 0.5); }
 ReferenceComparison compare_with_reference(const std::string& interpreter, const std::string& script,
                                            const std::vector<std::string>& workloads, int threads, int steps,
                                            int rounds,
-                                           const std::function<void(int, const ReferenceComparison&)>& on_round) {
+                                           const std::function<void(int, const ReferenceComparison&)>& on_round,
+                                           double timeout_seconds) {
   if (!std::filesystem::is_regular_file(script)) throw std::invalid_argument("--reference: no file at " + script);
   ReferenceComparison c{script, interpreter, threads, steps, rounds, {}};
   for (const std::string& w : workloads) c.rows.push_back({w, {}, {}, {}, 0, 0});
   for (int round = 1; round <= rounds; ++round) {
     for (ReferenceRow& row : c.rows) {
       const BenchResult r = run_workload(find_workload(row.workload), steps, threads);
-      const ReferenceResult ref = run_reference(interpreter, script, row.workload, threads, steps);
+      const ReferenceResult ref = run_reference(interpreter, script, row.workload, threads, steps, timeout_seconds);
       row.ours.push_back(r.ms_median);
       row.theirs.push_back(ref.ms_median);
       row.ratios.push_back(r.ms_median / ref.ms_median);

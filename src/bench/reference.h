@@ -31,9 +31,11 @@ std::string reference_blas_threads(int threads);
 // Runs `interpreter script --threads N --steps S --json --workload W` and reads
 // its JSON. Throws std::runtime_error with one line saying what went wrong (no
 // such script, the interpreter's last line of error such as a missing torch,
-// output that is not the reference's JSON).
+// output that is not the reference's JSON, a run longer than timeout_seconds,
+// after which it is stopped where the system has coreutils' timeout).
+constexpr double kReferenceTimeout = 600;
 ReferenceResult run_reference(const std::string& interpreter, const std::string& script, const std::string& workload,
-                              int threads, int steps);
+                              int threads, int steps, double timeout_seconds = kReferenceTimeout);
 
 // Ours against the reference, workload after workload, round after round:
 // each ratio is taken from two figures measured one right after the other,
@@ -55,7 +57,8 @@ struct ReferenceComparison {
 ReferenceComparison compare_with_reference(const std::string& interpreter, const std::string& script,
                                            const std::vector<std::string>& workloads, int threads, int steps,
                                            int rounds,
-                                           const std::function<void(int, const ReferenceComparison&)>& on_round);
+                                           const std::function<void(int, const ReferenceComparison&)>& on_round,
+                                           double timeout_seconds = kReferenceTimeout);
 // One round's line: "  rnn 1.75 / 5.27 = 0.33  transformer ...".
 std::string round_text(const ReferenceComparison& c, int round);
 // The table of medians and verdicts, and the peak memory of each.

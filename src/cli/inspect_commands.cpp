@@ -151,6 +151,7 @@ int run_compare_command(CompareArgs a) {
 struct BenchArgs {
   std::vector<std::string> workloads = bench::workload_names();
   int steps = 20, threads = 1, sweep_max = 1024, rounds = 1;
+  double reference_timeout = bench::kReferenceTimeout;
   std::string sweep, reference, python = "/usr/bin/python3";
   bool json = false;
 };
@@ -162,11 +163,12 @@ int run_bench_against_reference(const BenchArgs& a, const std::string& build, st
              "against the PyTorch reference {} ({}), {} thread(s) (its BLAS too: OPENBLAS_NUM_THREADS={}), {} timed "
              "steps, {} round(s); {}\n",
              a.reference, a.python, a.threads, bench::reference_blas_threads(a.threads), a.steps, a.rounds, build);
-  const bench::ReferenceComparison c =
-      bench::compare_with_reference(a.python, a.reference, a.workloads, a.threads, a.steps, a.rounds,
-                                    [human](int round, const bench::ReferenceComparison& so_far) {
-                                      fmt::print(human, "{}", bench::round_text(so_far, round));
-                                    });
+  const bench::ReferenceComparison c = bench::compare_with_reference(
+      a.python, a.reference, a.workloads, a.threads, a.steps, a.rounds,
+      [human](int round, const bench::ReferenceComparison& so_far) {
+        fmt::print(human, "{}", bench::round_text(so_far, round));
+      },
+      a.reference_timeout);
   fmt::print(human, "{}", bench::summary_text(c));
   if (a.json) std::cout << bench::to_json(c, build).dump(2) << "\n";
   return 0;
@@ -322,6 +324,11 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
       ->add_option("--rounds", b->rounds,
                    "with --reference: rounds of ours then PyTorch's, the verdict from the median ratio")
       ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  bench
+      ->add_option("--reference-timeout", b->reference_timeout,
+                   "with --reference: seconds before a run of it is stopped")
+      ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
   bench->add_flag("--json", b->json, "print JSON; the table goes to stderr");
   commands.emplace_back(bench, [b] { return run_bench(*b); });

@@ -32,6 +32,7 @@ void prepare() {
   write("short.txt", "only a few words here");
   // Stand-ins for the PyTorch reference, run by sh: one that answers, one that lacks torch.
   write("reference.sh", "echo '[{\"workload\": \"rnn-fused\", \"ms_per_step_median\": 1000.0}]'\n");
+  write("hanging-reference.sh", "sleep 60\n");
   write("failing-reference.sh",
         "echo 'Traceback (most recent call last):'; echo \"ModuleNotFoundError: No module named 'torch'\"; exit 1\n");
   const std::string common = " --len 4 --d-model 8 --heads 2 --steps 3 --batch 4 --eval-size 4 --out ";
@@ -52,7 +53,7 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 71 invocations in its table",
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 72 invocations in its table",
           "[cli][errors]") {
   prepare();
   const std::string d = kDir;
@@ -134,6 +135,9 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 71
       {"bench --reference " + d + "/reference.sh --python /bin/sh --rounds 0", 2, "--rounds"},
       {"bench --reference " + d + "/failing-reference.sh --python /bin/sh --workload rnn --steps 1", 1,
        "failed: ModuleNotFoundError: No module named 'torch' (it needs Debian's python3-torch)"},
+      {"bench --reference " + d +
+           "/hanging-reference.sh --python /bin/sh --workload rnn --steps 1 --reference-timeout 1",
+       1, "hanging-reference.sh) did not finish within 1 s (--reference-timeout)"},
   };
   int crashes = 0;
   for (const Case& c : cases) {
@@ -147,5 +151,5 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 71
     crashes += r.exit_code > 2;
   }
   CHECK(crashes == 0);
-  CHECK(cases.size() == 71);  // the count in this test's name
+  CHECK(cases.size() == 72);  // the count in this test's name
 }
