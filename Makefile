@@ -161,18 +161,18 @@ docs: build
 	./$(BUILD)/tests/guide_outputs --binary $(BUILD)/seqgrad --update docs/guide.md docs/ko/guide.md
 	@if command -v chromium >/dev/null; then \
 	  ./$(BUILD)/seqgrad compare --out $(BUILD)/readme-report >/dev/null 2>&1 && \
-	  chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
-	    --disable-component-update --disable-sync --user-data-dir=$$(mktemp -d) --hide-scrollbars --window-size=1100,900 \
-	    --screenshot=$(abspath docs/img/report-top.png) file://$(abspath $(BUILD)/readme-report/report.html) >/dev/null 2>&1 && \
+	  $(CHROMIUM_SHOT) --hide-scrollbars --window-size=1100,900 --screenshot=$(abspath docs/img/report-top.png) \
+	    file://$(abspath $(BUILD)/readme-report/report.html) >/dev/null 2>&1 && \
 	  echo "docs: docs/img/report-top.png rendered from a fresh seqgrad compare"; \
 	else echo "docs: the README's picture is left as it is (rendering it needs chromium: apt-get install chromium)"; fi
 
 # Look at the report as a person would: headless Chromium renders it to a PNG
 # (needs Debian's chromium; the report comes from `make run`).
 REPORT ?= reports/compare/report.html
+# Headless chromium, nothing of it reaching the network: append --window-size, --screenshot= and the page.
+CHROMIUM_SHOT = chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+  --disable-background-networking --disable-component-update --disable-sync --user-data-dir=$$(mktemp -d)
 screenshot:
 	@command -v chromium >/dev/null || { echo "needs chromium: apt-get install -y chromium"; exit 1; }
-	chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
-	  --disable-component-update --disable-sync --user-data-dir=$$(mktemp -d) --window-size=1280,4000 \
-	  --screenshot=$(dir $(REPORT))report.png file://$(abspath $(REPORT))
+	$(CHROMIUM_SHOT) --window-size=1280,4000 --screenshot=$(dir $(REPORT))report.png file://$(abspath $(REPORT))
 	@echo "screenshot: $(dir $(REPORT))report.png"

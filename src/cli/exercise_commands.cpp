@@ -85,16 +85,14 @@ void add_exercise_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runne
   auto* exercise = app.add_subcommand("exercise", "write the chapter's pieces yourself and have them checked");
   exercise->add_flag("--list", a->list, "list the exercises");
   exercise->require_subcommand(0, 1);
-  const std::string names = [] {
-    std::string s;
-    for (const ex::Exercise& e : ex::all()) s += (s.empty() ? "" : ", ") + std::string(e.name);
-    return s;
-  }();
   const CLI::Validator exercise_name(
-      [names](const std::string& s) {
-        for (const ex::Exercise& e : ex::all())
-          if (e.name == s) return std::string();
-        return "no exercise '" + s + "'; the exercises are: " + names;
+      [](const std::string& s) {
+        try {
+          ex::find(s);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
       },
       "NAME");
   const CLI::Validator lang_name(

@@ -72,4 +72,8 @@ nlohmann::json to_json(const CheckReport& report);
 // check-all: one line per exercise.
 std::string progress_text(const std::vector<CheckReport>& reports, text::Lang lang);
 
+namespace detail {
+std::string read_file(const std::string& path);  // the whole file; "" when it cannot be read
+}
+
 }  // namespace seqgrad::exercises

@@ -102,14 +102,14 @@ std::string names() {
   return s;
 }
 
-std::string slurp(const std::string& path) {
+}  // namespace
+
+std::string detail::read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
-
-}  // namespace
 
 std::span<const Exercise> all() { return kExercises; }
 
@@ -144,7 +144,7 @@ StartResult start(const Exercise& e, const std::string& dir, bool force, text::L
   const std::string path = (fs::path(dir) / (std::string(e.name) + ".cpp")).string();
   const std::string stub = stub_text(e, lang);
   if (fs::exists(path) && !force) {
-    const std::string there = slurp(path);
+    const std::string there = detail::read_file(path);
     // The stub in either language counts as untouched.
     if (there == stub_text(e, text::Lang::en) || there == stub_text(e, text::Lang::ko))
       return {StartOutcome::unchanged, path};

@@ -26,13 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 struct ProcessResult {
   bool timed_out = false;
   int exit_code = -1;  // when it exited
@@ -122,7 +115,7 @@ struct TempDir {
 };
 
 // The lines of the checks' verdict, into the report.
-void read_events(const std::string& out, const Exercise& e, CheckReport& r, bool& done) {
+void read_events(const std::string& out, CheckReport& r, bool& done) {
   std::istringstream in(out);
   for (std::string line; std::getline(in, line);) {
     nlohmann::json ev;
@@ -154,7 +147,6 @@ void read_events(const std::string& out, const Exercise& e, CheckReport& r, bool
       }
     }
   }
-  (void)e;
 }
 
 std::string signal_name(int sig) {
@@ -187,7 +179,7 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   compile.insert(compile.end(), {"-c", file, "-o", object});
   ProcessResult p = run_process(compile, log, log, 0);
   if (p.exit_code != 0) {
-    r.output = slurp(log);
+    r.output = detail::read_file(log);
     return finish(Outcome::compile_error);
   }
   std::vector<std::string> link{tc.compiler, object, checks_object(tc, e)};
@@ -196,15 +188,15 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   link.insert(link.end(), {"-o", program});
   p = run_process(link, log, log, 0);
   if (p.exit_code != 0) {
-    r.output = slurp(log);
+    r.output = detail::read_file(log);
     return finish(Outcome::link_error);
   }
 
   const std::string out = work.path + "/out", err = work.path + "/err";
   p = run_process({program, "--lang", std::string(text::to_string(options.lang))}, out, err, options.timeout_seconds);
   bool done = false;
-  read_events(slurp(out), e, r, done);
-  r.output = slurp(err);
+  read_events(detail::read_file(out), r, done);
+  r.output = detail::read_file(err);
   if (p.timed_out || p.signal != 0 || !done) {
     if (!p.timed_out) r.crash = p.signal != 0 ? signal_name(p.signal) : "exit code " + std::to_string(p.exit_code);
     for (CheckLine& c : r.checks)

@@ -60,25 +60,32 @@ std::vector<DistancePoint> accuracy_by_distance(const nn::SequenceModel& model, 
 
 }  // namespace
 
-long parameter_count(const std::string& model, const tasks::TaskOptions& task, int d_model) {
+namespace {
+// The parameter count of a fresh `model` of width d_model, the task's vocabulary and outputs already known.
+long count_at(const std::string& model, const tasks::TaskOptions& task, const tasks::TaskInfo& info, int d_model) {
   train::TrainConfig t = train::fresh_config(model, task, d_model, 1, 0);
-  train::complete_from_task(t, tasks::make_task(task)->info());
+  train::complete_from_task(t, info);
   return static_cast<long>(nn::make_model(t.model, 0)->num_parameters());
+}
+}  // namespace
+
+long parameter_count(const std::string& model, const tasks::TaskOptions& task, int d_model) {
+  return count_at(model, task, tasks::make_task(task)->info(), d_model);
 }
 
 int width_for_parameters(const std::string& model, const tasks::TaskOptions& task, long target) {
+  const tasks::TaskInfo info = tasks::make_task(task)->info();
+  const auto count = [&](int width) { return count_at(model, task, info, width); };
   // The count grows with the width (about as its square): bisect, then take the nearer neighbour.
   int lo = 1, hi = 2048;
   while (lo < hi) {
     const int mid = (lo + hi) / 2;
-    if (parameter_count(model, task, mid) < target)
+    if (count(mid) < target)
       lo = mid + 1;
     else
       hi = mid;
   }
-  if (lo > 1 && target - parameter_count(model, task, lo - 1) < parameter_count(model, task, lo) - target)
-    return lo - 1;
-  return lo;
+  return lo > 1 && target - count(lo - 1) < count(lo) - target ? lo - 1 : lo;
 }
 
 CompareResult run_compare(const CompareConfig& config,

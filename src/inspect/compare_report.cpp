@@ -140,7 +140,7 @@ std::string to_text(const CompareResult& r) {
   text += fmt::format(
       "  path x_0: operations on the graph from the first input to the last output, over the T = {} "
       "positions of a sequence\n",
-      r.contenders.empty() ? 0 : r.contenders.front().paths.back().len);
+      r.config.path_lengths.back());
   if (const std::string note = size_note(r); !note.empty()) text += "  " + note + "\n";
   return text;
 }
@@ -152,11 +152,12 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
 
   report::Page page;
   page.title = fmt::format("RNN against attention on {} (len {})", r.info.name, r.info.len);
+  const std::string sizes = size_note(r);
   page.subtitle = fmt::format(
       "Same task, data, seed ({}) and budget: {} steps of batch {}, d_model {}. Task: {}; target: {}; scored: {}. "
       "Chance: {}.{}",
       r.config.seed, r.config.steps, r.config.batch, r.config.d_model, r.info.input, r.info.target, r.info.scored,
-      r.info.chance_text, size_note(r).empty() ? "" : " The " + size_note(r) + ".");
+      r.info.chance_text, sizes.empty() ? "" : " The " + sizes + ".");
 
   // Summary
   report::Table summary{

@@ -133,16 +133,20 @@ Lang lang_from_environment() {
 
 std::string_view to_string(Lang lang) { return lang == Lang::ko ? "ko" : "en"; }
 
-bool has(std::string_view id) {
-  const auto all = sorted();
-  return std::binary_search(all.begin(), all.end(), Entry{id, {}, {}}, by_id);
-}
-
-std::string_view tr(std::string_view id, Lang lang) {
+namespace {
+const Entry* lookup(std::string_view id) {
   const auto all = sorted();
   const auto it = std::lower_bound(all.begin(), all.end(), Entry{id, {}, {}}, by_id);
-  if (it == all.end() || it->id != id) throw std::logic_error("no message '" + std::string(id) + "' in the catalogue");
-  return lang == Lang::ko ? it->ko : it->en;
+  return it != all.end() && it->id == id ? &*it : nullptr;
+}
+}  // namespace
+
+bool has(std::string_view id) { return lookup(id) != nullptr; }
+
+std::string_view tr(std::string_view id, Lang lang) {
+  const Entry* e = lookup(id);
+  if (!e) throw std::logic_error("no message '" + std::string(id) + "' in the catalogue");
+  return lang == Lang::ko ? e->ko : e->en;
 }
 
 std::span<const Entry> entries() { return sorted(); }

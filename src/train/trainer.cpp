@@ -225,8 +225,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   }
   result.config = config;
   result.params = model->num_parameters();
-  if (!out_dir.empty()) std::filesystem::create_directories(out_dir);
-  CsvLog log(out_dir, result.start_step);
+  CsvLog log(out_dir, result.start_step);  // the directory is made by the lock
   const std::vector<ag::Tensor> params = model->parameters();
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -244,6 +243,17 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     if (std::filesystem::exists(std::filesystem::path(out_dir) / "checkpoint.safetensors"))
       return "; the last good checkpoint in " + out_dir + " is kept";
     return "; no checkpoint was written";
+  };
+  // An update can overflow the weights (a huge --lr). The next step's loss
+  // shows it, so they are checked only where nothing comes after: at a step
+  // whose weights are saved, and at the last.
+  const auto check_weights = [&](long step) {
+    const std::string where = first_non_finite(*model);
+    if (where.empty()) return;
+    log.flush();
+    throw std::runtime_error("training diverged at step " + std::to_string(step) +
+                             ": the update made the weights not finite (first in parameter '" + where +
+                             "'); try a lower --lr" + what_is_kept());
   };
   for (long step = result.start_step + 1; step <= config.steps; ++step) {
     ag::Rng batch_rng = step_rng(config.seed, step, 0);
@@ -264,13 +274,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     }
     const double lr = config.schedule.lr(config.optim.lr, step);
     optimizer->step(lr);
-    // The update itself can overflow (a huge --lr): caught here, before the weights are saved.
-    if (const std::string where = first_non_finite(*model); !where.empty()) {
-      log.flush();
-      throw std::runtime_error("training diverged at step " + std::to_string(step) +
-                               ": the update made the weights not finite (first in parameter '" + where +
-                               "'); try a lower --lr" + what_is_kept());
-    }
+    if (step == config.steps) check_weights(step);  // before the step is reported: it is not a good one
     StepLog row{step, loss, std::nullopt, grad_norm, lr, seconds()};
     if (!info.regression) row.accuracy = s.scored ? static_cast<double>(s.correct) / static_cast<double>(s.scored) : 0;
     result.log.push_back(row);
@@ -281,6 +285,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     const bool stopping = options.stop && options.stop->load();
     if (!out_dir.empty() && ((config.checkpoint_every > 0 && step % config.checkpoint_every == 0) || stopping)) {
       log.flush();
+      check_weights(step);
       save_checkpoint(out_dir, config, *model, *optimizer, step);
     }
     if (stopping) {

@@ -37,6 +37,32 @@ std::vector<std::string> losses(const std::string& path) {
 }
 }  // namespace
 
+namespace {
+// The log's rows are steps 1, 2, ... with none missing and none twice; returns the last.
+long check_rows(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "step,loss,accuracy,grad_norm,lr,elapsed_s");
+  long expected = 1;
+  while (std::getline(in, line)) {
+    CHECK(std::stol(line.substr(0, line.find(','))) == expected);
+    ++expected;
+  }
+  return expected - 1;
+}
+
+pid_t start(const std::string& args, const std::string& redirect) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string cmd = std::string("exec '") + SEQGRAD_BINARY + "' " + args + redirect;
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+}  // namespace
+
 TEST_CASE("SIGINT and SIGTERM stop a run cleanly, and --resume finishes it exactly", "[cli][signals]") {
   for (int sig : {SIGINT, SIGTERM}) {
     const std::string dir = test::temp_path("test-signal-") + std::to_string(sig), whole = dir + "-whole";
@@ -44,14 +70,8 @@ TEST_CASE("SIGINT and SIGTERM stop a run cleanly, and --resume finishes it exact
     std::filesystem::remove_all(whole);
     const std::string args =
         " --model gru --task recall --len 6 --d-model 16 --steps 3000 --batch 8 --eval-size 32 --seed 5 --json --out ";
-    const pid_t pid = fork();
+    const pid_t pid = start("train" + args + dir, " > " + dir + ".out 2> " + dir + ".err");
     REQUIRE(pid >= 0);
-    if (pid == 0) {
-      const std::string cmd =
-          std::string("exec '") + SEQGRAD_BINARY + "' train" + args + dir + " > " + dir + ".out 2> " + dir + ".err";
-      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
     // Wait until it has taken some steps, then interrupt it.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while (count_lines(dir + "/log.csv") < 30 && std::chrono::steady_clock::now() < deadline) {
@@ -81,32 +101,6 @@ TEST_CASE("SIGINT and SIGTERM stop a run cleanly, and --resume finishes it exact
   }
 }
 
-namespace {
-// The log's rows are steps 1, 2, ... with none missing and none twice; returns the last.
-long check_rows(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  CHECK(line == "step,loss,accuracy,grad_norm,lr,elapsed_s");
-  long expected = 1;
-  while (std::getline(in, line)) {
-    CHECK(std::stol(line.substr(0, line.find(','))) == expected);
-    ++expected;
-  }
-  return expected - 1;
-}
-
-pid_t start(const std::string& args) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const std::string cmd = std::string("exec '") + SEQGRAD_BINARY + "' " + args + " > /dev/null 2>&1";
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
-}
-}  // namespace
-
 TEST_CASE("kill -9 at any moment of --resume leaves the log whole, and the run resumes to the same end",
           "[cli][signals]") {
   const std::string dir = test::temp_path("test-kill-resume");
@@ -114,7 +108,7 @@ TEST_CASE("kill -9 at any moment of --resume leaves the log whole, and the run r
   const std::string args = " --model lstm --task recall --len 4 --d-model 8 --batch 4 --eval-size 8 --seed 3 ";
   REQUIRE(run_seqgrad("train" + args + "--steps 40 --checkpoint-every 10 --out " + dir).exit_code == 0);
   for (int kill_no = 0; kill_no < 24; ++kill_no) {
-    const pid_t pid = start("train --resume " + dir + " --steps 1000000");
+    const pid_t pid = start("train --resume " + dir + " --steps 1000000", " > /dev/null 2>&1");
     REQUIRE(pid > 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(3 + 11 * kill_no));  // 3 ms to 256 ms: loading to training
     REQUIRE(kill(pid, SIGKILL) == 0);
@@ -140,7 +134,7 @@ TEST_CASE("a run directory is one run's: a second run at once is refused, a fres
   const std::string dir = test::temp_path("test-lock");
   std::filesystem::remove_all(dir);
   const std::string args = " --model rnn --task copy --len 4 --d-model 8 --batch 4 --eval-size 8 ";
-  const pid_t pid = start("train" + args + "--steps 1000000 --out " + dir);
+  const pid_t pid = start("train" + args + "--steps 1000000 --out " + dir, " > /dev/null 2>&1");
   REQUIRE(pid > 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (count_lines(dir + "/log.csv") < 3 && std::chrono::steady_clock::now() < deadline)
