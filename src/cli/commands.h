@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -30,6 +31,14 @@ inline std::optional<double> parse_finite(const std::string& s) {
   } catch (const std::exception&) {
   }
   return std::nullopt;
+}
+
+// An option given that would change nothing is a mistake to point out, not to
+// ignore: throws CLI::ValidationError "<option> <why>" for the first of
+// `options` that is on the command line.
+inline void refuse_given(const CLI::App& app, std::initializer_list<const char*> options, const std::string& why) {
+  for (const char* o : options)
+    if (app.count(o) > 0) throw CLI::ValidationError(std::string(o) + " " + why);
 }
 
 // A seed: a whole number >= 0 (CLI11 would quietly wrap -3 into a huge unsigned one).

@@ -35,6 +35,9 @@ const CLI::Validator kModelList(
     [](const std::string& s) {
       const auto items = split_list(s);
       if (items.empty()) return std::string("name at least one model");
+      for (std::size_t i = 0; i < items.size(); ++i)
+        for (std::size_t k = 0; k < i; ++k)
+          if (items[i] == items[k]) return "names " + items[i] + " twice; each model is run once";
       try {
         for (const auto& m : items) nn::choices::check("model", m, nn::choices::kinds);
       } catch (const std::invalid_argument& e) {
@@ -99,13 +102,14 @@ int run_paths(const PathsArgs& a) {
 }
 
 struct AttentionArgs {
-  std::string dir, input, out;
+  std::string dir, input, out, text;
   bool json = false;
 };
 
 int run_attention(const AttentionArgs& a) {
-  const train::Checkpoint ck = train::load_checkpoint(a.dir);
-  const auto task = tasks::make_task(ck.config.task);
+  const train::Checkpoint ck =
+      train::load_checkpoint(a.dir, a.text, [](const std::string& m) { fmt::print(stderr, "note: {}\n", m); });
+  const auto& task = ck.task;
   if (!a.input.empty() && task->info().vocab > 0) {  // name the option in what is wrong with its value
     try {
       inspect::parse_tokens(*task, a.input);
@@ -255,6 +259,18 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
       ->capture_default_str();
   grads->add_option("--csv", g->csv, "also write model,distance,grad_norm_x rows here");
   grads->add_flag("--json", g->json, "print one JSON object");
+  grads->callback([g, grads] {
+    if (!g->config.checkpoint.empty()) {
+      refuse_given(*grads, {"--models", "--task", "--len", "--d-model", "--init", "--seed", "--every", "--steps"},
+                   "has no effect with --checkpoint: the run's model, task and seed are inspected as trained");
+      return;
+    }
+    if (!g->config.every)
+      refuse_given(*grads, {"--steps"}, "is the training length of --every; without it nothing is trained");
+    const auto kinds = split_list(g->models);
+    if (std::all_of(kinds.begin(), kinds.end(), [](const std::string& k) { return k == "transformer"; }))
+      refuse_given(*grads, {"--init"}, "is the recurrent models' (their W_h); --models names none");
+  });
   commands.emplace_back(grads, [g] { return run_grads(*g); });
 
   auto p = std::make_shared<PathsArgs>();
@@ -273,6 +289,7 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   att->add_option("--input", at->input, "tokens separated by spaces (characters for lm); default: a held-out sequence");
   att->add_option("--out", at->out, "directory for the SVG files (default: DIR/attention)");
   att->add_flag("--json", at->json, "print JSON");
+  att->add_option("--text", at->text, "lm, words: read the run's text from this file (it was moved)");
   commands.emplace_back(att, [at] { return run_attention(*at); });
 
   auto c = std::make_shared<CompareArgs>();
@@ -300,6 +317,11 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
       ->capture_default_str();
   cmp->add_option("--out", c->out, "report directory")->capture_default_str();
   cmp->add_flag("--json", c->json, "print the report's data as JSON; the table goes to stderr");
+  cmp->callback([c, cmp] {
+    const auto kinds = split_list(c->models);
+    if (std::all_of(kinds.begin(), kinds.end(), [](const std::string& k) { return k == "transformer"; }))
+      refuse_given(*cmp, {"--match-params"}, "sizes the recurrent models; --models names none");
+  });
   commands.emplace_back(cmp, [c] { return run_compare_command(*c); });
 
   auto b = std::make_shared<BenchArgs>();
@@ -331,6 +353,15 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
   bench->add_flag("--json", b->json, "print JSON; the table goes to stderr");
+  bench->callback([b, bench] {
+    if (b->reference.empty())
+      refuse_given(*bench, {"--python", "--rounds", "--reference-timeout"}, "is for --reference, which is not given");
+    if (b->sweep.empty())
+      refuse_given(*bench, {"--sweep-max"}, "is for --sweep len, which is not given");
+    else
+      refuse_given(*bench, {"--workload", "--threads"},
+                   "has no effect with --sweep (one thread, the RNN and the Transformer)");
+  });
   commands.emplace_back(bench, [b] { return run_bench(*b); });
 }
 

@@ -45,7 +45,8 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
   auto* vectors =
       lab->add_option("--vectors", a->vectors, "attention-by-hand: your own word vectors, e.g. \"1,0 0.9,0.1 0,1\"");
   lab->add_option("--query", a->query, "attention-by-hand: which of --vectors is the query (from 0)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(vectors);
   commands.emplace_back(lab, [a, vectors] {
     if (vectors->count() > 0 && a->vectors.find_first_not_of(" \t") == std::string::npos) {
       throw std::invalid_argument("--vectors is empty; write vectors as 1,0 0.9,0.1 0,1");

@@ -126,6 +126,9 @@ int main(int argc, char** argv) {
     ag::set_kernel_path(ag::parse_kernel_path(kernels));
     for (const auto& [sub, run] : commands)
       if (*sub) return output_written(run());
+  } catch (const CLI::Error& e) {  // an option judged once the run's checkpoint is read (sample --prompt)
+    fmt::print(stderr, "seqgrad: {}\n", e.what());
+    return 2;
   } catch (const ag::ShapeError& e) {  // shapes the program itself got wrong: a failure, not a usage error
     fmt::print(stderr, "seqgrad: internal error: {}\n", e.what());
     return 1;

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include <filesystem>
 #include <fstream>
@@ -30,6 +31,10 @@ const CLI::Validator kFinitePositive(
     },
     "X > 0");
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
+
+const char* const kTextAgain =
+    "lm, words: read the run's text from this file (moved, or edited: the run's fingerprint is then not checked)";
+void note_to_stderr(const std::string& line) { fmt::print(stderr, "note: {}\n", line); }
 
 std::string percent(const std::optional<double>& v) { return v ? fmt::format("{:.2f}%", 100 * *v) : "n/a"; }
 
@@ -84,10 +89,35 @@ struct TrainArgs {
   std::string pos = nn::choices::to_string(nn::ModelConfig{}.pos);
   std::string optimizer = nn::choices::to_string(nn::OptimizerConfig{}.kind);
   std::string out, resume, save_grads;
-  std::optional<int> steps_override;
+  std::optional<int> steps_override, checkpoint_every_override, eval_size_override;
   int threads = 1;
   bool json = false;
 };
+
+// --save-grads is checked before any training: it may not land on the run's
+// own files, and its directory must be there.
+void check_save_grads(const std::string& path, const std::string& run_dir) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  // Compared as absolute, normalised paths, through symbolic links where they exist.
+  const auto resolved = [](const fs::path& p) {
+    std::error_code ec;
+    const fs::path r = fs::weakly_canonical(fs::absolute(p), ec);
+    return ec ? fs::absolute(p).lexically_normal() : r;
+  };
+  const fs::path target = resolved(path), run = resolved(run_dir);
+  for (const char* own : {"checkpoint.safetensors", "log.csv", ".lock", "checkpoint.safetensors.tmp", "log.csv.tmp"}) {
+    if (target == run / own)
+      throw std::invalid_argument("--save-grads " + path + " would overwrite the run's own " + own +
+                                  "; write the gradients elsewhere, e.g. " +
+                                  (fs::path(run_dir) / "grads.safetensors").string());
+  }
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw std::invalid_argument("--save-grads " + path + " is a directory; name a file");
+  if (target.parent_path() != run && !fs::is_directory(target.parent_path(), ec))
+    throw std::invalid_argument("--save-grads " + path + ": there is no directory " +
+                                fs::path(path).parent_path().string());
+}
 
 int run_train(TrainArgs a) {
   train::TrainConfig& c = a.config;
@@ -102,6 +132,7 @@ int run_train(TrainArgs a) {
   if (a.resume.empty() && a.out.empty()) a.out = "runs/" + c.model.kind + "-" + c.task.name;
 
   std::FILE* human = a.json ? stderr : stdout;
+  check_save_grads(a.save_grads, a.out.empty() ? a.resume : a.out);
   ag::set_num_threads(a.threads);
   g_stop = false;
   std::signal(SIGINT, on_stop_signal);
@@ -111,6 +142,9 @@ int run_train(TrainArgs a) {
   options.resume_dir = a.resume;
   options.overwrite = a.overwrite;
   options.steps = a.steps_override;
+  options.checkpoint_every = a.checkpoint_every_override;
+  options.eval_size = a.eval_size_override;
+  options.text = a.resume.empty() ? "" : a.config.task.text_path;
   options.stop = &g_stop;
   const std::string label = a.resume.empty() ? fmt::format("{} on {}", c.model.kind, c.task.name) : "resumed";
   options.observer = train::progress_printer(stderr, label);
@@ -238,22 +272,54 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
                 "also write one held-out batch's parameter gradients here (safetensors)");
   t->add_flag("--json", a->json, "print one JSON object at the end; the human-readable output goes to stderr");
   t->callback([a, t] {
-    if (a->resume.empty()) return;
-    if (t->count("--steps")) a->steps_override = a->config.steps;
-    // A resumed run is what its checkpoint says; an option that would change
-    // the model or the task is a mistake to point out, not to ignore.
-    for (const char* opt : {"--model", "--task", "--len", "--text", "--d-model", "--layers", "--heads", "--ffn-mult",
-                            "--pos", "--batch", "--seed", "--lr", "--optimizer", "--out"}) {
-      if (t->count(opt)) {
+    if (!a->resume.empty()) {
+      // A resumed run is what its checkpoint says: what may change is how long
+      // it goes on and how it is run; an option that would change the model,
+      // the task or the training is refused, never ignored.
+      if (t->count("--steps")) a->steps_override = a->config.steps;
+      if (t->count("--checkpoint-every")) a->checkpoint_every_override = a->config.checkpoint_every;
+      if (t->count("--eval-size")) a->eval_size_override = a->config.eval_size;
+      static const std::set<std::string> may_change = {"--resume",     "--steps",   "--checkpoint-every",
+                                                       "--eval-size",  "--threads", "--json",
+                                                       "--save-grads", "--text",    "--kernels"};
+      for (const CLI::Option* o : t->get_options()) {
+        const std::string name = o->get_name(false, true);
+        if (o->count() == 0 || may_change.count(name)) continue;
         throw CLI::ValidationError(
-            std::string(opt) + " cannot be changed when resuming: the run's checkpoint fixes it (only --steps can)");
+            name +
+            " cannot be changed when resuming: the run's checkpoint fixes it (what can: --steps, "
+            "--checkpoint-every, --eval-size, --threads, --text, --save-grads, --json)");
       }
+      return;
     }
+    // A fresh run: an option the chosen model or optimiser does not use is refused.
+    const std::string& kind = a->config.model.kind;
+    if (kind != "transformer") {
+      refuse_given(
+          *t, {"--heads", "--ffn-mult", "--no-ffn", "--activation", "--pos", "--pre-ln", "--no-causal", "--no-scale"},
+          "is the Transformer's: --model " + kind + " has no attention, FFN or positional encoding");
+      const int layers = a->layers ? a->layers : nn::default_layers(kind);
+      if (layers == 1)
+        refuse_given(*t, {"--dropout"},
+                     "has no effect on a one-layer recurrent model: it is applied between layers (add --layers 2)");
+    } else {
+      refuse_given(*t, {"--init"}, "is the recurrent models' (their W_h); the Transformer has no recurrent weight");
+      if (a->no_ffn) refuse_given(*t, {"--ffn-mult", "--activation"}, "has no effect with --no-ffn");
+    }
+    if (a->optimizer != "sgd")
+      refuse_given(*t, {"--momentum"}, "is SGD's: --optimizer " + a->optimizer + " does not use it");
+    const std::string schedule =
+        !a->schedule.empty() ? a->schedule : train::default_schedule(kind, a->config.steps).kind;
+    if (schedule == "constant")
+      refuse_given(*t, {"--warmup"},
+                   "has no effect with the constant schedule" +
+                       std::string(a->schedule.empty() ? " (--model " + kind + "'s default)" : "") +
+                       "; choose one with --schedule");
   });
   commands.emplace_back(t, [a] { return run_train(*a); });
 
   struct EvalArgs {
-    std::string dir, prompt;
+    std::string dir, prompt, text;
     bool json = false;
     int count = 5, chars = 300;
     double temperature = 0;
@@ -263,9 +329,10 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   auto* ev = app.add_subcommand("eval", "evaluate a checkpoint on the held-out set");
   ev->add_option("dir", e->dir, "run directory")->required();
   ev->add_flag("--json", e->json, "print one JSON object");
+  ev->add_option("--text", e->text, kTextAgain);
   commands.emplace_back(ev, [e] {
-    const train::Checkpoint ck = train::load_checkpoint(e->dir);
-    const auto task = tasks::make_task(ck.config.task);
+    const train::Checkpoint ck = train::load_checkpoint(e->dir, e->text, note_to_stderr);
+    const auto& task = ck.task;
     const train::EvalResult r =
         train::evaluate(*ck.model, *task, ck.config.eval_size, ck.config.batch, train::eval_seed(ck.config.seed));
     if (!std::isfinite(r.loss))
@@ -297,7 +364,7 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
     if (!out.flush()) throw std::runtime_error("cannot write " + path);
     fmt::print("wrote {}\n", path);
     for (const char* name : {"copy", "reverse", "sort", "recall", "adding", "copy-memory"}) {
-      const auto task = tasks::make_task({name, 0, ""});
+      const auto task = tasks::make_task({name, 0, "", ""});
       const std::string set = fmt::format("{}/eval/{}-{}.tsv", e->dir, name, task->info().len);
       tasks::write_eval_set(*task, set, tasks::kEvalSetSize, tasks::kEvalSetSeed);
       fmt::print("wrote {}\n", set);
@@ -317,9 +384,20 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       ->check(CLI::Range(0.0, 100.0))
       ->capture_default_str();
   sa->add_option("--seed", e->seed, "seed for sampling")->check(kSeed)->capture_default_str();
-  commands.emplace_back(sa, [e] {
-    const train::Checkpoint ck = train::load_checkpoint(e->dir);
-    const auto task = tasks::make_task(ck.config.task);
+  sa->add_option("--text", e->text, kTextAgain);
+  commands.emplace_back(sa, [e, sa] {
+    const train::Checkpoint ck = train::load_checkpoint(e->dir, e->text, note_to_stderr);
+    const auto& task = ck.task;
+    // What has no effect for this run's task is refused, not ignored.
+    if (task->info().text) {
+      refuse_given(*sa, {"--count"},
+                   "is for the symbol tasks; a " + task->info().name + " run generates --chars tokens");
+      if (e->temperature == 0)
+        refuse_given(*sa, {"--seed"}, "has no effect with --temperature 0 (greedy: nothing is drawn)");
+    } else {
+      refuse_given(*sa, {"--prompt", "--chars", "--temperature", "--seed"},
+                   "is for a run on text (lm, words); this run's task is " + task->info().name);
+    }
     if (task->info().text) {
       if (!e->prompt.empty()) {  // name the option in what is wrong with its value
         try {

@@ -47,7 +47,7 @@ std::vector<DistancePoint> accuracy_by_distance(const nn::SequenceModel& model, 
     for (int d = 1; d < config.task.len; d *= 2) distances.push_back(d);
     distances.push_back(config.task.len);
     for (int d : distances) {
-      const auto task = tasks::make_task({"recall", d, ""});
+      const auto task = tasks::make_task({"recall", d, "", ""});
       const train::EvalResult r =
           train::evaluate(model, *task, config.eval_size, config.batch, train::eval_seed(config.seed));
       points.push_back({d, *r.token_acc, r.sequences});

@@ -21,7 +21,7 @@ namespace seqgrad::inspect {
 
 struct CompareConfig {
   std::vector<std::string> models{"rnn", "lstm", "transformer"};
-  tasks::TaskOptions task{"recall", 64, ""};
+  tasks::TaskOptions task{"recall", 64, "", ""};
   int steps = 300;
   int batch = 32;
   int d_model = 64;

@@ -15,17 +15,19 @@ GradsReport run_grads(const GradsConfig& g,
   const std::vector<std::string> kinds = g.checkpoint.empty() ? g.models : std::vector<std::string>{""};
   for (const std::string& kind : kinds) {
     std::shared_ptr<nn::SequenceModel> model;
+    std::unique_ptr<tasks::Task> task;
     train::TrainConfig c;
     if (!g.checkpoint.empty()) {
       train::Checkpoint ck = train::load_checkpoint(g.checkpoint);
       c = ck.config;
       model = std::move(ck.model);
+      task = std::move(ck.task);
     } else {
       c = train::fresh_config(kind, g.task, g.d_model, g.steps, g.seed);
       c.model.init = g.init;
       c.batch = g.batch;
+      task = tasks::make_task(c.task);
     }
-    const auto task = tasks::make_task(c.task);
     if (g.checkpoint.empty()) {
       train::complete_from_task(c, task->info());
       c.validate();

@@ -19,7 +19,7 @@ namespace seqgrad::inspect {
 struct GradsConfig {
   std::vector<std::string> models{"rnn", "lstm", "transformer"};  // fresh models of these kinds...
   std::string checkpoint;                                         // ...or this run directory's trained one
-  tasks::TaskOptions task{"recall", 64, ""};
+  tasks::TaskOptions task{"recall", 64, "", ""};
   std::string init = "uniform";  // recurrent weight init of fresh models
   int batch = 32, d_model = 64;
   int every = 0;  // > 0: train for `steps` steps, recording the profile every `every` steps

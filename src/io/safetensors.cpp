@@ -192,13 +192,17 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
     t.dtype = entry["dtype"].get<std::string>();
     if (dtype_size(t.dtype) == 0)
       fail("tensor '" + key + "' has unsupported dtype '" + t.dtype + "' (expected F32, F64 or I32)");
+    // The element count is checked before each product, so that no shape can
+    // wrap it around to a small number ([2^32, 2^32] is 2^64, not 0).
+    constexpr std::uint64_t kMaxElements = 1ULL << 40;
     std::uint64_t n = 1;
     for (const auto& d : entry["shape"]) {
-      if (!d.is_number_unsigned() || d.get<std::uint64_t>() > (1ULL << 32))
-        fail("tensor '" + key + "' has a bad shape");
-      t.shape.push_back(d.get<std::int64_t>());
-      n *= d.get<std::uint64_t>();
-      if (n > (1ULL << 40)) fail("tensor '" + key + "' has a bad shape");
+      if (!d.is_number_unsigned()) fail("tensor '" + key + "' has a bad shape (" + entry["shape"].dump() + ")");
+      const auto dim = d.get<std::uint64_t>();
+      if (dim != 0 && n > kMaxElements / dim)
+        fail("tensor '" + key + "' has a shape of more than 2^40 elements (" + entry["shape"].dump() + ")");
+      t.shape.push_back(static_cast<std::int64_t>(dim));
+      n *= dim;
     }
     const auto& off = entry["data_offsets"];
     if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) fail("tensor '" + key + "' has bad data_offsets");
@@ -227,6 +231,7 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
     if (checksum(canonical.dump(), data, data_size) != it->second)
       fail("the file does not match its checksum (it is damaged)");
     out.metadata.erase(it);
+    out.checksummed = true;
   }
   return out;
 }

@@ -36,6 +36,7 @@ class SafeTensors {
   const std::map<std::string, TensorData>& tensors() const { return tensors_; }
 
   std::map<std::string, std::string> metadata;
+  bool checksummed = false;  // read from a file that carried a checksum, and matched it
 
  private:
   friend SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std::string& name);

@@ -22,7 +22,7 @@ nn::ModelConfig small(const std::string& kind, int max_len) {
 
 LabResult two_walls() {
   LabResult r;
-  const auto task = tasks::make_task({"recall", 64, ""});
+  const auto task = tasks::make_task({"recall", 64, "", ""});
   const tasks::Batch batch = task->eval_batches(8, 8, 1).front();
   const auto rnn = nn::make_model(small("rnn", 65), 0);
   // Wall 1: the gradient to x_{t-k} is a product of k Jacobians.

@@ -30,7 +30,7 @@ LabResult gates() {
     int longest = 0;
     bool still = true;
     for (int d : distances) {
-      train::TrainConfig c = train::fresh_config(kind, {"recall", d, ""}, 32, 400);
+      train::TrainConfig c = train::fresh_config(kind, {"recall", d, "", ""}, 32, 400);
       c.batch = 32;
       c.eval_size = 256;
       c.optim.lr = std::string(kind) == "transformer" ? 1e-3 : 3e-3;
@@ -56,7 +56,7 @@ LabResult gates() {
 // A one-layer Transformer of width 32 trained on `task` for `steps` steps (batch
 // 32, Adam at 3e-3, warmup then cosine), as `seqgrad train` would run it.
 train::TrainResult train_small(const std::string& task, int heads, int ffn_mult, int steps, std::uint64_t seed) {
-  train::TrainConfig c = train::fresh_config("transformer", {task, 0, ""}, 32, steps, seed);
+  train::TrainConfig c = train::fresh_config("transformer", {task, 0, "", ""}, 32, steps, seed);
   c.model.layers = 1;
   c.model.heads = heads;
   c.model.ffn = ffn_mult > 0;
@@ -206,7 +206,7 @@ LabResult qk_asymmetry() {
 
   // A word-level Transformer trained on data/toylang.txt (one layer, width 32, two heads, 500 steps).
   const train::TrainResult trained = train_small("words", 2, 4, 500, 0);
-  const auto task = tasks::make_task({"words", 0, ""});
+  const auto task = tasks::make_task({"words", 0, "", ""});
   const std::string sentence = "the cat chases the dogs .";
   const std::vector<int> ids = task->encode(sentence);
   const int T = static_cast<int>(ids.size());

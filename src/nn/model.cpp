@@ -1,5 +1,6 @@
 #include "src/nn/model.h"
 
+#include <climits>
 #include <stdexcept>
 
 #include "src/nn/recurrent.h"
@@ -60,24 +61,33 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
        {"dropout", c.dropout}};
 }
 
+int json_int(const nlohmann::json& j, const char* key) {
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_number_integer()) bad(std::string("'") + key + "' is " + v.dump() + ", not a whole number");
+  const bool in_range = v.is_number_unsigned() ? v.get<std::uint64_t>() <= INT_MAX
+                                               : v.get<std::int64_t>() >= INT_MIN && v.get<std::int64_t>() <= INT_MAX;
+  if (!in_range) bad(std::string("'") + key + "' is " + v.dump() + ", out of range");
+  return v.get<int>();
+}
+
 void from_json(const nlohmann::json& j, ModelConfig& c) {
   c.kind = j.at("kind").get<std::string>();
-  c.vocab = j.at("vocab").get<int>();
-  c.features = j.at("features").get<int>();
-  c.out_dim = j.at("out_dim").get<int>();
-  c.d_model = j.at("d_model").get<int>();
-  c.layers = j.at("layers").get<int>();
+  c.vocab = json_int(j, "vocab");
+  c.features = json_int(j, "features");
+  c.out_dim = json_int(j, "out_dim");
+  c.d_model = json_int(j, "d_model");
+  c.layers = json_int(j, "layers");
   c.init = j.at("init").get<std::string>();
   c.embed_init = j.at("embed_init").get<std::string>();
-  c.heads = j.at("heads").get<int>();
-  c.ffn_mult = j.at("ffn_mult").get<int>();
+  c.heads = json_int(j, "heads");
+  c.ffn_mult = json_int(j, "ffn_mult");
   c.ffn = j.at("ffn").get<bool>();
   c.activation = choices::parse_activation(j.at("activation").get<std::string>());
   c.pos = choices::parse_positional_encoding(j.at("pos").get<std::string>());
   c.pre_ln = j.at("pre_ln").get<bool>();
   c.causal = j.at("causal").get<bool>();
   c.scale_attention = j.at("scale_attention").get<bool>();
-  c.max_len = j.at("max_len").get<int>();
+  c.max_len = json_int(j, "max_len");
   c.dropout = j.at("dropout").get<double>();
 }
 
@@ -137,6 +147,36 @@ void check_input(const ModelConfig& config, const SequenceInput& in) {
   } else if (in.features.size() != static_cast<std::size_t>(in.B) * in.T * config.features) {
     bad("the batch holds the wrong number of features");
   }
+}
+
+double count_parameters(const ModelConfig& c) {
+  const double d = c.d_model, out = c.out_dim;
+  double n = c.vocab > 0 ? c.vocab * d : c.features * d + d;  // input: Embedding, or Linear with its bias
+  n += d * out + out;                                         // head
+  if (c.recurrent()) {
+    const double gates = c.kind == "lstm" ? 4 : c.kind == "gru" ? 3 : 1;
+    const double biases = c.kind == "gru" ? 2 : 1;  // the GRU keeps b_x and b_h apart
+    return n + c.layers * (2 * gates * d * d + biases * gates * d);
+  }
+  const double wide = static_cast<double>(c.ffn_mult) * d;
+  const double block = 4 * (d * d + d) + 2 * d + (c.ffn ? 2 * d * wide + wide + d + 2 * d : 0);
+  if (c.pos == choices::PositionalEncoding::learned) n += c.max_len * d;
+  return n + c.layers * block + (c.pre_ln ? 2 * d : 0);
+}
+
+double estimate_training_bytes(const ModelConfig& c, int B, int T) {
+  const double scalar = sizeof(ag::Scalar), bt = static_cast<double>(B) * T, d = c.d_model;
+  // Weights and gradients, and the optimiser's two float64 moments.
+  const double state = count_parameters(c) * (2 * scalar + 16);
+  double kept = bt * (d + c.out_dim) * 4;  // embeddings, logits, their gradients
+  if (c.recurrent()) {
+    const double gates = c.kind == "lstm" ? 4 : c.kind == "gru" ? 3 : 1;
+    kept += c.layers * bt * d * (gates + 1) * 4;
+  } else {
+    const double wide = c.ffn ? static_cast<double>(c.ffn_mult) * d : 0;
+    kept += c.layers * (bt * d * 24 + bt * wide * 4 + static_cast<double>(B) * c.heads * T * T * 3);
+  }
+  return state + kept * scalar;
 }
 
 std::unique_ptr<SequenceModel> make_model(const ModelConfig& config, std::uint64_t seed) {

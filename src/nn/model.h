@@ -47,6 +47,10 @@ struct ModelConfig {
 void to_json(nlohmann::json& j, const ModelConfig& c);
 void from_json(const nlohmann::json& j, ModelConfig& c);
 
+// j[key] as an int: a whole number in int's range, or std::invalid_argument
+// naming the key (nlohmann's get<int> truncates 32.5 and wraps 2^40 silently).
+int json_int(const nlohmann::json& j, const char* key);
+
 // A batch of B sequences of length T: token ids (B, T) or features (B, T, F).
 struct SequenceInput {
   int B = 0, T = 0;
@@ -112,6 +116,17 @@ inline int default_layers(const std::string& kind) { return kind == "transformer
 
 // Builds the model the config names, with parameters drawn from `seed`.
 std::unique_ptr<SequenceModel> make_model(const ModelConfig& config, std::uint64_t seed);
+
+// The number of scalars make_model(config) would hold, computed from the
+// config alone (so that a size can be checked before anything is allocated).
+double count_parameters(const ModelConfig& config);
+
+// An estimate, in bytes, of the memory one training step of this model takes
+// at batch B and length T: weights, gradients, the optimiser's state, and the
+// activations the backward pass keeps (their largest term first: the attention
+// weights, B x heads x T x T per layer). Calibrated against the measured peak
+// (tests/core/test_models.cpp); an estimate, meant to refuse what cannot fit.
+double estimate_training_bytes(const ModelConfig& config, int B, int T);
 
 // Checks an input against the config (ids in range, length within max_len).
 void check_input(const ModelConfig& config, const SequenceInput& input);

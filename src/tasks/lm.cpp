@@ -4,11 +4,13 @@
 // The first 90% of the text is for training, the last 10% is held out.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "src/tasks/registry.h"
 
@@ -16,29 +18,40 @@ namespace seqgrad::tasks {
 
 namespace {
 
-// UTF-8 text to code points; throws on a malformed sequence or a NUL byte (a binary file).
-std::vector<char32_t> decode_utf8(const std::string& s, const std::string& what) {
-  std::vector<char32_t> out;
-  out.reserve(s.size());
+// Calls fn(code point) for each character of a UTF-8 text, strictly: a
+// malformed or overlong sequence, a surrogate, a code point past U+10FFFF
+// (which JSON and XML cannot carry) or a NUL byte (a binary file) throws,
+// naming the byte offset.
+template <class Fn>
+void for_each_code_point(const std::string& s, const std::string& what, Fn fn) {
+  auto bad = [&](std::size_t at, const char* why) {
+    throw std::invalid_argument(what + " is not valid UTF-8 (" + why + " at byte offset " + std::to_string(at) + ")");
+  };
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c == 0)
       throw std::invalid_argument(what + " looks binary (it holds a NUL byte at offset " + std::to_string(i) + ")");
     const int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
-    if (extra < 0 || i + static_cast<std::size_t>(extra) >= s.size() + (extra == 0 ? 1 : 0)) {
-      throw std::invalid_argument(what + " is not valid UTF-8 (bad byte at offset " + std::to_string(i) + ")");
-    }
+    if (extra < 0) bad(i, "a byte that starts no character");
+    if (i + static_cast<std::size_t>(extra) >= s.size()) bad(i, "a character cut off by the end");
     char32_t cp = extra == 0 ? c : c & (0x3F >> extra);
     for (int k = 1; k <= extra; ++k) {
       const auto cc = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-      if ((cc >> 6) != 0x2)
-        throw std::invalid_argument(what + " is not valid UTF-8 (bad byte at offset " +
-                                    std::to_string(i + static_cast<std::size_t>(k)) + ")");
+      if ((cc >> 6) != 0x2) bad(i + static_cast<std::size_t>(k), "a missing continuation byte");
       cp = (cp << 6) | (cc & 0x3F);
     }
-    out.push_back(cp);
+    static constexpr char32_t kLeast[] = {0, 0x80, 0x800, 0x10000};  // the least code point of each length
+    if (cp < kLeast[extra]) bad(i, "an overlong form");
+    if (cp >= 0xD800 && cp <= 0xDFFF) bad(i, "a UTF-16 surrogate");
+    if (cp > 0x10FFFF) bad(i, "a code point past U+10FFFF");
+    fn(cp);
     i += static_cast<std::size_t>(extra) + 1;
   }
+}
+
+std::vector<char32_t> decode_utf8(const std::string& s, const std::string& what) {
+  std::vector<char32_t> out;
+  for_each_code_point(s, what, [&](char32_t cp) { out.push_back(cp); });
   return out;
 }
 
@@ -62,16 +75,21 @@ std::string encode_utf8(char32_t cp) {
   return s;
 }
 
-std::vector<std::string> split_words(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
+// Calls fn for each word of s, a word being a run of characters between ASCII white space.
+template <class Fn>
+void for_each_word(const std::string& s, Fn fn) {
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  for (std::size_t i = 0; i < s.size();) {
+    while (i < s.size() && space(s[i])) ++i;
+    const std::size_t begin = i;
+    while (i < s.size() && !space(s[i])) ++i;
+    if (i > begin) fn(std::string_view(s).substr(begin, i - begin));
+  }
 }
 
 class LmTask : public Task {
  public:
-  LmTask(int len, const std::string& path, bool words) : words_(words) {
+  LmTask(int len, const std::string& path, bool words, const std::string& expected_fingerprint) : words_(words) {
     const std::string name = words ? "words" : "lm";
     const std::string unit = words ? "word" : "character";
     if (len < 1 || len > 4096)
@@ -84,30 +102,41 @@ class LmTask : public Task {
     if (!in) throw std::invalid_argument("cannot read the text file " + path);
     std::stringstream ss;
     ss << in.rdbuf();
-    const std::string raw = ss.str();
+    std::string raw = ss.str();
     if (raw.empty()) throw std::invalid_argument("the text file " + path + " is empty");
-    const std::vector<char32_t> chars = decode_utf8(raw, "the text file " + path);
-    std::vector<std::string> units;
+    info_.text_fingerprint = fingerprint(raw);
+    if (!expected_fingerprint.empty() && expected_fingerprint != info_.text_fingerprint) {
+      throw std::invalid_argument("the text file " + path +
+                                  " has changed since the run was trained on it (fingerprint " +
+                                  info_.text_fingerprint + ", the run's " + expected_fingerprint + ")");
+    }
+    // Compactly: one int per token and one string per distinct token, never a
+    // string per token (a 200 MB text would take over 6 GB that way).
     if (words) {
-      units = split_words(raw);
+      for_each_code_point(raw, "the text file " + path, [](char32_t) {});
+      std::map<std::string, int, std::less<>> ids;  // sorted by spelling
+      for_each_word(raw, [&](std::string_view w) {
+        if (ids.find(w) == ids.end()) ids.emplace(std::string(w), 0);
+      });
+      number(ids);
+      for_each_word(raw, [&](std::string_view w) { text_.push_back(ids.find(w)->second); });
     } else {
-      for (char32_t c : chars) units.push_back(encode_utf8(c));
+      std::map<char32_t, int> ids;  // sorted by code point
+      for_each_code_point(raw, "the text file " + path, [&](char32_t cp) { ids.emplace(cp, 0); });
+      std::map<std::string, int, std::less<>> spelled;
+      for (const auto& [cp, id] : ids) spelled.emplace(encode_utf8(cp), 0);
+      number(spelled);  // UTF-8 keeps the code points' order
+      for (auto& [cp, id] : ids) id = spelled[encode_utf8(cp)];
+      text_.reserve(raw.size());
+      for_each_code_point(raw, "", [&](char32_t cp) { text_.push_back(ids[cp]); });
     }
     // Each split must hold at least a few windows of len + 1 tokens.
     const std::size_t need = static_cast<std::size_t>(len + 1) * 20;
-    if (units.size() < need) {
-      throw std::invalid_argument("the text file " + path + " has " + std::to_string(units.size()) + " " + unit +
-                                  (units.size() == 1 ? "" : "s") + ", too few for --len " + std::to_string(len) +
+    if (text_.size() < need) {
+      throw std::invalid_argument("the text file " + path + " has " + std::to_string(text_.size()) + " " + unit +
+                                  (text_.size() == 1 ? "" : "s") + ", too few for --len " + std::to_string(len) +
                                   " (at least " + std::to_string(need) + " are needed)");
     }
-    std::map<std::string, int>
-        ids;  // sorted: by code point for characters (UTF-8 keeps the order), by spelling for words
-    for (const std::string& u : units) ids.emplace(u, 0);
-    for (auto& [u, id] : ids) {
-      id = static_cast<int>(alphabet_.size());
-      alphabet_.push_back(u);
-    }
-    for (const std::string& u : units) text_.push_back(ids[u]);
     split_ = text_.size() * 9 / 10;
 
     // Chance: the entropy of the character frequencies (a model that ignores context).
@@ -136,7 +165,7 @@ class LmTask : public Task {
   std::vector<int> encode(const std::string& s) const override {
     std::vector<std::string> units;
     if (words_) {
-      units = split_words(s);
+      for_each_word(s, [&](std::string_view w) { units.emplace_back(w); });
     } else {
       for (char32_t c : decode_utf8(s, "the input")) units.push_back(encode_utf8(c));
     }
@@ -183,6 +212,14 @@ class LmTask : public Task {
     return b;
   }
 
+  // Gives each token of `ids` its number in the map's order, and spells it in alphabet_.
+  void number(std::map<std::string, int, std::less<>>& ids) {
+    for (auto& [u, id] : ids) {
+      id = static_cast<int>(alphabet_.size());
+      alphabet_.push_back(u);
+    }
+  }
+
   bool words_;
   TaskInfo info_;
   std::vector<std::string> alphabet_;
@@ -192,12 +229,22 @@ class LmTask : public Task {
 
 }  // namespace
 
-std::unique_ptr<Task> make_lm_task(int len, const std::string& text_path) {
-  return std::make_unique<LmTask>(len ? len : 64, text_path.empty() ? data_dir() + "/toylang.txt" : text_path, false);
+std::unique_ptr<Task> make_text_task(const TaskOptions& o) {
+  const bool words = o.name == "words";
+  const int len = o.len ? o.len : words ? 16 : 64;
+  return std::make_unique<LmTask>(len, o.text_path.empty() ? data_dir() + "/toylang.txt" : o.text_path, words,
+                                  o.text_fingerprint);
 }
 
-std::unique_ptr<Task> make_words_task(int len, const std::string& text_path) {
-  return std::make_unique<LmTask>(len ? len : 16, text_path.empty() ? data_dir() + "/toylang.txt" : text_path, true);
+std::string fingerprint(const std::string& bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64: a check against edits, not against an adversary
+  for (char c : bytes) {
+    h ^= static_cast<std::uint8_t>(c);
+    h *= 0x100000001b3ULL;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "fnv1a64:%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 }  // namespace seqgrad::tasks

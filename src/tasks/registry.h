@@ -11,7 +11,6 @@ std::unique_ptr<Task> make_copy_memory_task(int len);
 std::unique_ptr<Task> make_adding_task(int len);
 std::unique_ptr<Task> make_lookback_task(int len);
 std::unique_ptr<Task> make_modsum_task(int len);
-std::unique_ptr<Task> make_lm_task(int len, const std::string& text_path);
-std::unique_ptr<Task> make_words_task(int len, const std::string& text_path);
+std::unique_ptr<Task> make_text_task(const TaskOptions& options);  // lm | words
 
 }  // namespace seqgrad::tasks

@@ -43,8 +43,7 @@ std::unique_ptr<Task> make_task(const TaskOptions& o) {
   if (o.name == "adding") return make_adding_task(o.len);
   if (o.name == "lookback") return make_lookback_task(o.len);
   if (o.name == "modsum") return make_modsum_task(o.len);
-  if (o.name == "lm") return make_lm_task(o.len, o.text_path);
-  if (o.name == "words") return make_words_task(o.len, o.text_path);
+  if (o.name == "lm" || o.name == "words") return make_text_task(o);
   std::string names;
   for (const auto& n : task_names()) names += (names.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown task '" + o.name + "'; expected one of " + names);

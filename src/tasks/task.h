@@ -37,6 +37,7 @@ struct TaskInfo {
   std::string chance_metric;          // "token_acc", "mse" or "loss": what `chance` measures
   double chance = 0;                  // the score of the best guess that ignores the input
   std::string chance_text;            // how that figure arises
+  std::string text_fingerprint;       // lm, words: fingerprint() of the text read
 };
 
 class Task {
@@ -58,9 +59,13 @@ class Task {
 
 struct TaskOptions {
   std::string name;
-  int len = 0;            // 0: the task's default
-  std::string text_path;  // lm: a UTF-8 file; empty: the shipped corpus
+  int len = 0;                   // 0: the task's default
+  std::string text_path;         // lm, words: a UTF-8 file; empty: the shipped corpus
+  std::string text_fingerprint;  // when set, the text must have it (a run's text, unchanged)
 };
+
+// A fingerprint of a text's bytes ("fnv1a64:<16 hex digits>"), to notice an edited file.
+std::string fingerprint(const std::string& bytes);
 
 // The names of every task, for help texts and error messages.
 std::vector<std::string> task_names();

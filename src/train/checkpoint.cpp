@@ -1,5 +1,8 @@
 #include "src/train/checkpoint.h"
 
+#include <fmt/core.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
@@ -26,12 +29,30 @@ void save_checkpoint(const std::string& dir, const TrainConfig& config, const nn
   io::write_safetensors((std::filesystem::path(dir) / kCheckpointFile).string(), file);
 }
 
-Checkpoint load_checkpoint(const std::string& dir) {
+namespace {
+
+// A count saved as text ("step", "optimizer_steps"): digits only, no sign, nothing after.
+long parse_count(const std::string& text, const std::string& path, const char* what) {
+  if (text.empty() || text.size() > 15 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    throw std::runtime_error(path + ": the saved " + what + " '" + text +
+                             "' is not a whole number >= 0 (the file is damaged)");
+  return std::stol(text);
+}
+
+}  // namespace
+
+Checkpoint load_checkpoint(const std::string& dir, const std::string& text,
+                           const std::function<void(const std::string&)>& note) {
   const std::string path = (std::filesystem::path(dir) / kCheckpointFile).string();
   if (!std::filesystem::is_directory(dir)) throw std::runtime_error("no run directory at " + dir);
   if (!std::filesystem::exists(path))
     throw std::runtime_error(dir + " holds no checkpoint (" + kCheckpointFile + " is missing)");
   io::SafeTensors file = io::read_safetensors(path);
+  if (!file.checksummed)
+    throw std::runtime_error(path +
+                             ": has no checksum in __metadata__ (every checkpoint seqgrad writes has one; "
+                             "this one was edited or written by something else)");
   auto meta = [&](const char* key) {
     auto it = file.metadata.find(key);
     if (it == file.metadata.end())
@@ -43,12 +64,57 @@ Checkpoint load_checkpoint(const std::string& dir) {
   Checkpoint ck;
   try {
     ck.config = nlohmann::json::parse(meta("config")).get<TrainConfig>();
-    ck.step = std::stol(meta("step"));
     ck.config.validate();
   } catch (const std::runtime_error&) {
     throw;
   } catch (const std::exception& e) {
-    throw std::runtime_error(path + ": the saved config is damaged (" + e.what() + ")");
+    throw std::runtime_error(path + ": the saved config is damaged (" + std::string(e.what()) + ")");
+  }
+  ck.step = parse_count(meta("step"), path, "step");
+  ck.optimizer_steps = parse_count(meta("optimizer_steps"), path, "optimizer step");
+  if (ck.step > ck.config.steps)
+    throw std::runtime_error(path + ": the saved step " + std::to_string(ck.step) + " is past the run's " +
+                             std::to_string(ck.config.steps) + " steps (the file is damaged)");
+  // The model the config describes must be the size of the weights the file
+  // holds, checked before it is built: a small file cannot ask for a huge model.
+  double held = 0;
+  for (const auto& [name, t] : file.tensors())
+    if (name.rfind("optimizer.", 0) != 0) held += static_cast<double>(t.bytes.size()) / 4;
+  const double described = nn::count_parameters(ck.config.model);
+  if (described != held)
+    throw std::runtime_error(path + ": the saved config describes a model of " + fmt::format("{:.0f}", described) +
+                             " parameters, but the file holds " + fmt::format("{:.0f}", held) +
+                             " weights (the file is damaged)");
+  // The task, and for lm and words the text, checked by its fingerprint.
+  tasks::TaskOptions task = ck.config.task;
+  if (!text.empty()) {
+    task.text_path = text;
+    task.text_fingerprint.clear();
+  }
+  try {
+    ck.task = tasks::make_task(task);
+  } catch (const std::invalid_argument& e) {
+    std::string why = e.what();
+    if (why.rfind("--len", 0) == 0) why = why.substr(2);  // the file's len, not an option the user typed
+    throw std::runtime_error(path + ": the run's task cannot be made: " + why +
+                             (why.find("text file") != std::string::npos ? " (give the text with --text FILE)" : ""));
+  }
+  if (!text.empty() && note) {
+    const std::string& now = ck.task->info().text_fingerprint;
+    note(now == ck.config.task.text_fingerprint
+             ? "reading the run's text from " + text + " (the same text it was trained on)"
+             : "reading the text from " + text + ": it is not the text the run was trained on (fingerprint " + now +
+                   ", the run's " + ck.config.task.text_fingerprint + ")");
+  }
+  const tasks::TaskInfo& info = ck.task->info();
+  if (info.vocab != ck.config.model.vocab || info.features != ck.config.model.features ||
+      info.out_dim != ck.config.model.out_dim) {
+    if (!text.empty())
+      throw std::runtime_error("the text " + text + " has " + std::to_string(info.vocab) +
+                               " distinct tokens, the run's " + std::to_string(ck.config.model.vocab) +
+                               ": the run's model cannot read it");
+    throw std::runtime_error(path +
+                             ": the saved model's input and output sizes are not its task's (the file is damaged)");
   }
   ck.model = nn::make_model(ck.config.model, ck.config.seed);
   std::set<std::string> names;
@@ -70,11 +136,6 @@ Checkpoint load_checkpoint(const std::string& dir) {
     } else if (!names.count(name)) {
       throw std::runtime_error(path + ": holds a tensor this model does not have ('" + name + "')");
     }
-  }
-  try {
-    ck.optimizer_steps = std::stol(meta("optimizer_steps"));
-  } catch (const std::invalid_argument&) {
-    throw std::runtime_error(path + ": the saved optimizer step is damaged");
   }
   return ck;
 }

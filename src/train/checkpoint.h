@@ -4,6 +4,7 @@
 // See docs/checkpoint-format.md.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "src/nn/model.h"
@@ -22,11 +23,17 @@ struct Checkpoint {
   long step = 0;
   long optimizer_steps = 0;
   std::unique_ptr<nn::SequenceModel> model;
+  std::unique_ptr<tasks::Task> task;  // the run's task, its text (lm, words) checked against its fingerprint
   std::vector<std::pair<std::string, std::vector<double>>> optimizer_state;
 };
 
-// Reads and checks a run directory: the file, the config, and every parameter's
-// shape against the model the config builds. Throws std::runtime_error with a clear message.
-Checkpoint load_checkpoint(const std::string& dir);
+// Reads and checks a run directory: the file and its checksum, the config,
+// the size of the model it describes against the weights the file holds
+// (before building it), every parameter's shape, and the task (its text, for
+// lm and words, must be the one trained on). `text` given: read the run's
+// text from there instead (it was moved, or it is to be evaluated as edited),
+// and say so through `note`. Throws std::runtime_error with a clear message.
+Checkpoint load_checkpoint(const std::string& dir, const std::string& text = "",
+                           const std::function<void(const std::string&)>& note = {});
 
 }  // namespace seqgrad::train

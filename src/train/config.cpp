@@ -18,7 +18,11 @@ void TrainConfig::validate() const {
 
 void to_json(nlohmann::json& j, const TrainConfig& c) {
   j = {{"model", c.model},
-       {"task", {{"name", c.task.name}, {"len", c.task.len}, {"text", c.task.text_path}}},
+       {"task",
+        {{"name", c.task.name},
+         {"len", c.task.len},
+         {"text", c.task.text_path},
+         {"text_fingerprint", c.task.text_fingerprint}}},
        {"optim",
         {{"kind", nn::choices::to_string(c.optim.kind)},
          {"lr", c.optim.lr},
@@ -39,7 +43,9 @@ void to_json(nlohmann::json& j, const TrainConfig& c) {
 void from_json(const nlohmann::json& j, TrainConfig& c) {
   c.model = j.at("model").get<nn::ModelConfig>();
   const auto& t = j.at("task");
-  c.task = {t.at("name").get<std::string>(), t.at("len").get<int>(), t.at("text").get<std::string>()};
+  // text_fingerprint is new: a checkpoint written before it has none, and its text is not checked.
+  c.task = {t.at("name").get<std::string>(), nn::json_int(t, "len"), t.at("text").get<std::string>(),
+            t.value("text_fingerprint", std::string())};
   const auto& o = j.at("optim");
   c.optim.kind = nn::choices::parse_optimizer(o.at("kind").get<std::string>());
   c.optim.lr = o.at("lr").get<double>();
@@ -49,13 +55,15 @@ void from_json(const nlohmann::json& j, TrainConfig& c) {
   c.optim.eps = o.at("eps").get<double>();
   c.optim.weight_decay = o.at("weight_decay").get<double>();
   const auto& s = j.at("schedule");
-  c.schedule = {s.at("kind").get<std::string>(), s.at("warmup").get<int>(), s.at("total").get<int>()};
+  c.schedule = {s.at("kind").get<std::string>(), nn::json_int(s, "warmup"), nn::json_int(s, "total")};
   c.clip = j.at("clip").get<double>();
-  c.steps = j.at("steps").get<int>();
-  c.batch = j.at("batch").get<int>();
+  c.steps = nn::json_int(j, "steps");
+  c.batch = nn::json_int(j, "batch");
+  if (!j.at("seed").is_number_unsigned())
+    throw std::invalid_argument("'seed' is " + j.at("seed").dump() + ", not a whole number >= 0");
   c.seed = j.at("seed").get<std::uint64_t>();
-  c.eval_size = j.at("eval_size").get<int>();
-  c.checkpoint_every = j.at("checkpoint_every").get<int>();
+  c.eval_size = nn::json_int(j, "eval_size");
+  c.checkpoint_every = nn::json_int(j, "checkpoint_every");
 }
 
 void complete_from_task(TrainConfig& c, const tasks::TaskInfo& info) {

@@ -201,22 +201,33 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   std::string out_dir = options.out_dir.empty() ? options.resume_dir : options.out_dir;
   const RunLock lock(out_dir, out_dir != options.resume_dir);
   if (options.resume_dir.empty() || out_dir != options.resume_dir) check_fresh(out_dir, options.overwrite);
+  std::unique_ptr<tasks::Task> task;
   if (!options.resume_dir.empty()) {
-    Checkpoint ck = load_checkpoint(options.resume_dir);
+    Checkpoint ck = load_checkpoint(options.resume_dir, options.text, options.observer.on_message);
     config = ck.config;
     if (options.steps) config.steps = *options.steps;
+    if (options.checkpoint_every) config.checkpoint_every = *options.checkpoint_every;
+    if (options.eval_size) config.eval_size = *options.eval_size;
     config.schedule.total = config.steps;
     if (config.steps < ck.step) {
       throw std::invalid_argument("the run in " + options.resume_dir + " is at step " + std::to_string(ck.step) +
                                   ", past the --steps " + std::to_string(config.steps) + " asked for");
     }
     model = std::move(ck.model);
+    task = std::move(ck.task);
     optimizer = std::make_unique<nn::Optimizer>(model->named_parameters(), config.optim);
     optimizer->load_state(ck.optimizer_state, ck.optimizer_steps);
     result.start_step = ck.step;
+  } else {
+    // A text is remembered by its absolute path and its fingerprint, so that
+    // the run can be evaluated from anywhere, and an edited text is noticed.
+    if (!config.task.text_path.empty())
+      config.task.text_path = std::filesystem::absolute(config.task.text_path).string();
+    task = tasks::make_task(config.task);
   }
-  const std::unique_ptr<tasks::Task> task = tasks::make_task(config.task);
+  if (!options.text.empty()) config.task.text_path = std::filesystem::absolute(options.text).string();
   const tasks::TaskInfo& info = task->info();
+  config.task.text_fingerprint = info.text_fingerprint;
   if (!model) {
     complete_from_task(config, info);
     config.validate();

@@ -62,6 +62,9 @@ struct RunOptions {
   std::string resume_dir;                   // continue the run saved here (its config wins, but for steps)
   bool overwrite = false;                   // a fresh run may replace another run's files in out_dir
   std::optional<int> steps;                 // with resume: the new total step count
+  std::optional<int> checkpoint_every;      // with resume: a new checkpoint interval
+  std::optional<int> eval_size;             // with resume: a new size of the final evaluation
+  std::string text;                         // with resume: read the run's text (lm, words) from here
   const std::atomic<bool>* stop = nullptr;  // set (by a signal handler) to finish the step, save and return
   TrainObserver observer;
   // Called before the first step, after every `inspect_every` steps and after the last, with the

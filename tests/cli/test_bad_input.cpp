@@ -35,8 +35,8 @@ void prepare() {
   write("hanging-reference.sh", "sleep 60\n");
   write("failing-reference.sh",
         "echo 'Traceback (most recent call last):'; echo \"ModuleNotFoundError: No module named 'torch'\"; exit 1\n");
-  const std::string common = " --len 4 --d-model 8 --heads 2 --steps 3 --batch 4 --eval-size 4 --out ";
-  REQUIRE(run_seqgrad("train --model transformer --task recall" + common + kDir + "/tf").exit_code == 0);
+  const std::string common = " --len 4 --d-model 8 --steps 3 --batch 4 --eval-size 4 --out ";
+  REQUIRE(run_seqgrad("train --model transformer --heads 2 --task recall" + common + kDir + "/tf").exit_code == 0);
   REQUIRE(run_seqgrad("train --model rnn --task recall" + common + kDir + "/rnn").exit_code == 0);
   REQUIRE(run_seqgrad("train --model gru --task recall" + common + kDir + "/damaged").exit_code == 0);
   std::filesystem::resize_file(kDir + "/damaged/checkpoint.safetensors", 300);
@@ -53,7 +53,7 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 72 invocations in its table",
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 93 invocations in its table",
           "[cli][errors]") {
   prepare();
   const std::string d = kDir;
@@ -75,7 +75,9 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 72
       {"lab attention-by-hand --vectors 1,x", 2, "--vectors: 'x' in '1,x' is not a number"},
       {"lab attention-by-hand --vectors \"1,0 1\"", 2, "every vector needs the same, non-zero length"},
       {"lab attention-by-hand --vectors \"1,0 0,1\" --query 5", 2, "the query must be one of the vectors"},
-      {"lab rope --query 1", 2, "--vectors and --query are for the attention-by-hand lab"},
+      {"lab rope --query 1", 2, "--query requires --vectors"},
+      {"lab rope --vectors \"1,0 0,1\"", 2, "--vectors and --query are for the attention-by-hand lab"},
+      {"lab attention-by-hand --query 2", 2, "--query requires --vectors"},
       {"lab attention-by-hand --vectors \"\"", 2, "--vectors is empty"},
       {"train --task words --len 5000", 2, "--len: Value 5000 not in range"},
       {"train --task lookback --len 3", 2, "--len for lookback must be between 5 and 4096, got 3"},
@@ -138,6 +140,27 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 72
       {"bench --reference " + d +
            "/hanging-reference.sh --python /bin/sh --workload rnn --steps 1 --reference-timeout 1",
        1, "hanging-reference.sh) did not finish within 1 s (--reference-timeout)"},
+      // An option that would change nothing is refused, never ignored: on --resume, for the model, in each command.
+      {"train --resume " + d + "/tf --no-ffn", 2, "--no-ffn cannot be changed when resuming"},
+      {"train --resume " + d + "/tf --dropout 0.1", 2, "--dropout cannot be changed when resuming"},
+      {"train --resume " + d + "/tf --overwrite", 2, "--overwrite cannot be changed when resuming"},
+      {"train --resume " + d + "/tf --save-grads " + d + "/tf/checkpoint.safetensors", 2,
+       "would overwrite the run's own checkpoint.safetensors"},
+      {"train --model rnn --heads 2", 2, "--heads is the Transformer's: --model rnn has no attention"},
+      {"train --model lstm --dropout 0.2", 2, "--dropout has no effect on a one-layer recurrent model"},
+      {"train --model transformer --init orthogonal", 2, "--init is the recurrent models'"},
+      {"train --model transformer --no-ffn --ffn-mult 2", 2, "--ffn-mult has no effect with --no-ffn"},
+      {"train --momentum 0.5", 2, "--momentum is SGD's: --optimizer adam does not use it"},
+      {"train --model gru --warmup 10", 2, "--warmup has no effect with the constant schedule"},
+      {"grads --checkpoint " + d + "/tf --d-model 99", 2, "--d-model has no effect with --checkpoint"},
+      {"grads --steps 10", 2, "--steps is the training length of --every"},
+      {"grads --models transformer --init orthogonal", 2, "--init is the recurrent models'"},
+      {"sample " + d + "/tf --prompt abc", 2, "--prompt is for a run on text (lm, words)"},
+      {"compare --models rnn,rnn", 2, "names rnn twice"},
+      {"compare --models transformer --match-params", 2, "--match-params sizes the recurrent models"},
+      {"bench --rounds 3", 2, "--rounds is for --reference, which is not given"},
+      {"bench --sweep-max 64", 2, "--sweep-max is for --sweep len"},
+      {"bench --sweep len --threads 2", 2, "--threads has no effect with --sweep"},
   };
   int crashes = 0;
   for (const Case& c : cases) {
@@ -151,5 +174,5 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 72
     crashes += r.exit_code > 2;
   }
   CHECK(crashes == 0);
-  CHECK(cases.size() == 72);  // the count in this test's name
+  CHECK(cases.size() == 93);  // the count in this test's name
 }

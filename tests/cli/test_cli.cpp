@@ -4,6 +4,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -166,6 +167,56 @@ TEST_CASE("seqgrad train --json prints the run's figures; eval and sample read t
 
   std::ifstream grads(dir + "/grads.safetensors", std::ios::binary);
   CHECK(grads.good());
+}
+
+TEST_CASE("a run on --text keeps its absolute path and fingerprint: found from anywhere, an edit noticed",
+          "[cli][train]") {
+  namespace fs = std::filesystem;
+  const std::string root = test::temp_path("cli-text");
+  fs::remove_all(root);
+  fs::create_directories(root + "/work");
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "the cat sees the dog. the dog sees the cat. ";
+  std::ofstream(root + "/work/story.txt") << text;
+  const fs::path before = fs::current_path();
+  fs::current_path(root + "/work");  // a relative --text, from this directory
+  const auto trained = run_seqgrad(
+      "train --model rnn --task lm --len 8 --d-model 8 --steps 3 --batch 4 "
+      "--eval-size 4 --text story.txt --out ../run --json");
+  fs::current_path(root);  // evaluated from elsewhere
+  const auto from_elsewhere = run_seqgrad("eval run --json");
+  fs::current_path(before);
+  REQUIRE(trained.exit_code == 0);
+  CHECK(from_elsewhere.exit_code == 0);
+  CHECK(nlohmann::json::parse(from_elsewhere.out)["eval_loss"] == nlohmann::json::parse(trained.out)["eval_loss"]);
+  const std::string run = root + "/run";
+
+  // Edited: refused, naming both fingerprints; given again with --text, accepted and said.
+  std::ofstream(root + "/work/story.txt", std::ios::app) << "the dog sees the cat. ";
+  const auto edited = run_seqgrad("eval " + run);
+  CHECK(edited.exit_code == 1);
+  CHECK(edited.err.find("the text file " + root + "/work/story.txt has changed since the run was trained on it") !=
+        std::string::npos);
+  CHECK(std::count(edited.err.begin(), edited.err.end(), '\n') == 1);
+  const auto accepted = run_seqgrad("eval " + run + " --text " + root + "/work/story.txt");
+  CHECK(accepted.exit_code == 0);
+  CHECK(accepted.err.find("note: reading the text from " + root +
+                          "/work/story.txt: it is not the text the run was trained on") != std::string::npos);
+
+  // Moved: the message says how to point at it; --text there finds the same text.
+  fs::rename(root + "/work/story.txt", root + "/moved.txt");
+  std::ofstream(root + "/moved.txt", std::ios::trunc) << text;
+  const auto moved = run_seqgrad("eval " + run);
+  CHECK(moved.exit_code == 1);
+  CHECK(moved.err.find("cannot read the text file " + root + "/work/story.txt (give the text with --text FILE)") !=
+        std::string::npos);
+  const auto found = run_seqgrad("sample " + run + " --chars 5 --text " + root + "/moved.txt");
+  CHECK(found.exit_code == 0);
+  CHECK(found.err == "note: reading the run's text from " + root + "/moved.txt (the same text it was trained on)\n");
+  const auto resumed = run_seqgrad("train --resume " + run + " --steps 5 --text " + root + "/moved.txt");
+  CHECK(resumed.exit_code == 0);
+  CHECK(run_seqgrad("eval " + run).exit_code == 0);  // the resumed run remembers the new place
+  fs::remove_all(root);
 }
 
 TEST_CASE("seqgrad train and eval refuse wrong input with one line", "[cli][train][errors]") {

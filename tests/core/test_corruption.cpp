@@ -3,9 +3,12 @@
 // (or, for damage that changes nothing, the same model), never a crash.
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include "seqgrad_catch.hpp"
 
 #include "../temp_path.h"
+#include "src/io/safetensors.h"
 #include "src/train/checkpoint.h"
 #include "src/train/trainer.h"
 
@@ -51,7 +54,7 @@ TEST_CASE("a checkpoint truncated at every byte, or with bytes flipped, gives a 
   c.model.kind = "lstm";
   c.model.d_model = 6;
   c.model.layers = 1;
-  c.task = {"recall", 4, ""};
+  c.task = {"recall", 4, "", ""};
   c.steps = 2;
   c.batch = 4;
   c.eval_size = 4;
@@ -87,4 +90,89 @@ TEST_CASE("a checkpoint truncated at every byte, or with bytes flipped, gives a 
   CHECK(flipped.errors > cases * 9 / 10);
   write_all(file, original, original.size());
   try_load(dir, good, flipped);  // and the undamaged file still loads
+}
+
+namespace {
+// Rewrites a checkpoint's header with `edit` applied, the data unchanged, and
+// (unless told not to) a checksum that matches: damage a checksum cannot catch,
+// as a hand-made file would carry.
+void rewrite_header(const std::string& file, const std::vector<char>& original,
+                    const std::function<void(nlohmann::json&)>& edit, bool sign = true) {
+  std::uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(static_cast<unsigned char>(original[i])) << (8 * i);
+  nlohmann::json header = nlohmann::json::parse(original.begin() + 8, original.begin() + 8 + static_cast<long>(n));
+  header["__metadata__"].erase("checksum");
+  edit(header);
+  const std::vector<char> data(original.begin() + 8 + static_cast<long>(n), original.end());
+  if (sign)
+    header["__metadata__"]["checksum"] =
+        io::checksum(header.dump(), reinterpret_cast<const std::uint8_t*>(data.data()), data.size());
+  const std::string text = header.dump();
+  std::vector<char> out(8);
+  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>(text.size() >> (8 * i));
+  out.insert(out.end(), text.begin(), text.end());
+  out.insert(out.end(), data.begin(), data.end());
+  write_all(file, out, out.size());
+}
+}  // namespace
+
+TEST_CASE("a hand-made header with a matching checksum is still checked field by field", "[checkpoint][corruption]") {
+  const std::string dir = test::temp_path("test-header-gaps");
+  std::filesystem::remove_all(dir);
+  train::TrainConfig c = train::fresh_config("rnn", {"recall", 4, "", ""}, 6, 2, 0);
+  c.batch = 4;
+  c.eval_size = 4;
+  train::RunOptions o;
+  o.out_dir = dir;
+  train::run_training(c, o);
+  const std::string file = dir + "/" + train::kCheckpointFile;
+  const std::vector<char> original = read_all(file);
+  auto config_edit = [](const std::function<void(nlohmann::json&)>& f) {
+    return [f](nlohmann::json& h) {
+      nlohmann::json config = nlohmann::json::parse(h["__metadata__"]["config"].get<std::string>());
+      f(config);
+      h["__metadata__"]["config"] = config.dump();
+    };
+  };
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases{
+      {[](nlohmann::json& h) { h["__metadata__"]["step"] = "-5"; },
+       ": the saved step '-5' is not a whole number >= 0 (the file is damaged)"},
+      {[](nlohmann::json& h) { h["__metadata__"]["step"] = "2abc"; },
+       ": the saved step '2abc' is not a whole number >= 0 (the file is damaged)"},
+      {[](nlohmann::json& h) { h["__metadata__"]["step"] = "7"; },
+       ": the saved step 7 is past the run's 2 steps (the file is damaged)"},
+      {[](nlohmann::json& h) { h["__metadata__"]["optimizer_steps"] = " 2"; },
+       ": the saved optimizer step ' 2' is not a whole number >= 0 (the file is damaged)"},
+      {config_edit([](nlohmann::json& j) { j["model"]["d_model"] = 6.5; }),
+       ": the saved config is damaged ('d_model' is 6.5, not a whole number)"},
+      {config_edit([](nlohmann::json& j) { j["model"]["layers"] = 4294967297ULL; }),
+       ": the saved config is damaged ('layers' is 4294967297, out of range)"},
+      {config_edit([](nlohmann::json& j) { j["seed"] = -1; }),
+       ": the saved config is damaged ('seed' is -1, not a whole number >= 0)"},
+      // 50 KB cannot hold a model of 4096 x 64 layers: refused before it is built.
+      {config_edit([](nlohmann::json& j) {
+         j["model"]["d_model"] = 4096;
+         j["model"]["layers"] = 64;
+       }),
+       ": the saved config describes a model of 2147885073 parameters, but the file holds 299 weights (the file is "
+       "damaged)"},  // 17 x 4096 + 64 x (2 x 4096^2 + 4096) + 4096 x 17 + 17
+      {config_edit([](nlohmann::json& j) { j["model"]["vocab"] = 9; }),
+       ": the saved config describes a model of 251 parameters, but the file holds 299 weights (the file is damaged)"},
+      {config_edit([](nlohmann::json& j) { j["task"]["len"] = 9999; }),
+       ": the run's task cannot be made: len for recall must be between 1 and 4096, got 9999"},
+  };
+  for (const auto& [edit, says] : cases) {
+    rewrite_header(file, original, edit);
+    INFO(says);
+    CHECK_THROWS_WITH(train::load_checkpoint(dir), file + says);
+  }
+  rewrite_header(
+      file, original, [](nlohmann::json&) {}, false);
+  CHECK_THROWS_WITH(train::load_checkpoint(dir),
+                    file +
+                        ": has no checksum in __metadata__ (every checkpoint seqgrad writes has one; this one was "
+                        "edited or written by something else)");
+  rewrite_header(file, original, [](nlohmann::json&) {});  // re-signed, unchanged: loads
+  CHECK(train::load_checkpoint(dir).step == 2);
+  std::filesystem::remove_all(dir);
 }

@@ -20,7 +20,7 @@ std::unique_ptr<nn::SequenceModel> fresh(const std::string& kind, const tasks::T
   train::TrainConfig c;
   c.model.kind = kind;
   c.model.layers = kind == "transformer" ? 2 : 1;
-  c.task = {task.info().name, task.info().len, ""};
+  c.task = {task.info().name, task.info().len, "", ""};
   train::complete_from_task(c, task.info());
   return nn::make_model(c.model, 0);
 }
@@ -33,7 +33,7 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 TEST_CASE("before training on recall at 64: the RNN's gradient vanishes, attention's does not", "[inspect][grads]") {
-  const auto task = tasks::make_task({"recall", 64, ""});
+  const auto task = tasks::make_task({"recall", 64, "", ""});
   const tasks::Batch batch = task->eval_batches(32, 32, 1).front();
   const inspect::GradProfile rnn = inspect::gradient_profile(*fresh("rnn", *task), *task, batch);
   const inspect::GradProfile tf = inspect::gradient_profile(*fresh("transformer", *task), *task, batch);
@@ -49,7 +49,7 @@ TEST_CASE("before training on recall at 64: the RNN's gradient vanishes, attenti
 }
 
 TEST_CASE("the RNN's Jacobian chain vanishes below spectral radius 1 and is rescaled exactly", "[inspect][grads]") {
-  const auto task = tasks::make_task({"recall", 32, ""});
+  const auto task = tasks::make_task({"recall", 32, "", ""});
   const tasks::Batch batch = task->eval_batches(4, 4, 1).front();
   const auto rnn = fresh("rnn", *task);
   const std::vector<ag::Scalar> before = rnn->named_parameters()[2].second.data();  // layers.0.W_h
@@ -97,7 +97,7 @@ TEST_CASE("path length: one op-block per step for the RNN, constant for attentio
 TEST_CASE("compare writes a report whose figures are the JSON's, with SVGs that parse", "[inspect][report]") {
   inspect::CompareConfig c;
   c.models = {"rnn", "transformer"};
-  c.task = {"recall", 6, ""};
+  c.task = {"recall", 6, "", ""};
   c.steps = 12;
   c.batch = 8;
   c.d_model = 16;
@@ -181,7 +181,7 @@ TEST_CASE("a log-scale heatmap's colour bar runs between whole decades, labelled
 
 TEST_CASE("compare --match-params: each recurrent width gives the parameter count nearest the Transformer's",
           "[inspect]") {
-  const seqgrad::tasks::TaskOptions recall{"recall", 64, ""};
+  const seqgrad::tasks::TaskOptions recall{"recall", 64, "", ""};
   const long target = seqgrad::inspect::parameter_count("transformer", recall, 64);
   CHECK(target > 100000);
   for (const std::string model : {"rnn", "lstm", "gru"}) {

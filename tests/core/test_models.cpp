@@ -72,6 +72,28 @@ TEST_CASE("parameter counts follow the architecture", "[models]") {
   CHECK(make_model(t, 0)->num_parameters() == 56 + 4 * 72 + 16 + 63);
 }
 
+TEST_CASE("count_parameters, from the config alone, equals the built model's count", "[models]") {
+  for (const char* kind : {"rnn", "lstm", "gru", "transformer"}) {
+    for (int variant = 0; variant < 8; ++variant) {
+      ModelConfig c = config(kind);
+      c.layers = 1 + variant % 3;
+      c.d_model = 4 + 4 * variant;
+      c.heads = variant % 2 ? 2 : 4;
+      c.ffn_mult = 1 + variant % 4;
+      c.ffn = variant != 3;
+      c.pre_ln = variant % 2 == 1;
+      c.pos = variant == 5 ? choices::PositionalEncoding::learned : choices::PositionalEncoding::sinusoidal;
+      if (variant == 6) {  // features in, one value out: the adding task's shape
+        c.vocab = 0;
+        c.features = 2;
+        c.out_dim = 1;
+      }
+      INFO(kind << " variant " << variant);
+      CHECK(count_parameters(c) == static_cast<double>(make_model(c, 0)->num_parameters()));
+    }
+  }
+}
+
 TEST_CASE("parameter names are stable and dotted", "[models]") {
   auto m = make_model(config("transformer"), 0);
   std::vector<std::string> names;

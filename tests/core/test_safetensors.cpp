@@ -72,7 +72,18 @@ TEST_CASE("damaged headers are named, not crashed on", "[io][errors]") {
                     "f: the data has 4 bytes that belong to no tensor");
   CHECK_THROWS_WITH(
       parse_safetensors(with_header(R"({"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4), "f"),
-      "f: tensor 'a' has a bad shape");
+      "f: tensor 'a' has a bad shape ([-1])");
+  // 2^32 x 2^32 elements wrap a 64-bit count around to 0, which 0 bytes would "fit".
+  CHECK_THROWS_WITH(
+      parse_safetensors(with_header(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", 0),
+                        "f"),
+      "f: tensor 'a' has a shape of more than 2^40 elements ([4294967296,4294967296])");
+  CHECK_THROWS_WITH(
+      parse_safetensors(with_header(R"({"a":{"dtype":"F32","shape":[2.5],"data_offsets":[0,8]}})", 8), "f"),
+      "f: tensor 'a' has a bad shape ([2.5])");
+  CHECK(parse_safetensors(with_header(R"({"a":{"dtype":"F32","shape":[0,4294967296],"data_offsets":[0,0]}})", 0), "f")
+            .at("a")
+            .bytes.empty());
   CHECK_THROWS_WITH(parse_safetensors(with_header(R"({"a":{"dtype":"F32","shape":[1]}})", 4), "f"),
                     "f: tensor 'a' lacks a dtype, shape or data_offsets pair");
   CHECK_THROWS_WITH(parse_safetensors(with_header(R"({"__metadata__":{"x":1}})", 0), "f"),

@@ -12,7 +12,7 @@
 using namespace seqgrad::tasks;
 
 namespace {
-std::unique_ptr<Task> task(const std::string& name, int len = 0) { return make_task({name, len, ""}); }
+std::unique_ptr<Task> task(const std::string& name, int len = 0) { return make_task({name, len, "", ""}); }
 }  // namespace
 
 TEST_CASE("copy, reverse and sort: the answer follows the separator", "[tasks]") {
@@ -212,21 +212,45 @@ TEST_CASE("tasks refuse bad names, lengths and texts with a clear message", "[ta
   CHECK_THROWS_WITH(task("copy", -1), "--len must be positive, got -1");
   CHECK_THROWS_WITH(task("copy", 10000), "--len for copy must be between 1 and 512, got 10000");
   CHECK_THROWS_WITH(task("adding", 1), "--len for adding must be between 2 and 4096, got 1");
-  CHECK_THROWS_WITH(make_task({"lm", 8, "/nonexistent/file.txt"}), "cannot read the text file /nonexistent/file.txt");
-  CHECK_THROWS_WITH(make_task({"copy", 8, "x.txt"}), "--text is only for the lm and words tasks");
+  CHECK_THROWS_WITH(make_task({"lm", 8, "/nonexistent/file.txt", ""}),
+                    "cannot read the text file /nonexistent/file.txt");
+  CHECK_THROWS_WITH(make_task({"copy", 8, "x.txt", ""}), "--text is only for the lm and words tasks");
   const std::string dir = test::temp_path("task-test");
   std::system(("mkdir -p " + dir).c_str());
   auto write = [&](const std::string& name, const std::string& content) {
     std::ofstream(dir + "/" + name, std::ios::binary) << content;
     return dir + "/" + name;
   };
-  CHECK_THROWS_WITH(make_task({"lm", 8, write("empty.txt", "")}), Catch::EndsWith("is empty"));
-  CHECK_THROWS_WITH(make_task({"lm", 8, write("bin.txt", std::string("ab\0cd", 5))}), Catch::Contains("looks binary"));
-  CHECK_THROWS_WITH(make_task({"lm", 8, write("latin1.txt", "caf\xe9 au lait")}),
+  CHECK_THROWS_WITH(make_task({"lm", 8, write("empty.txt", ""), ""}), Catch::EndsWith("is empty"));
+  CHECK_THROWS_WITH(make_task({"lm", 8, write("bin.txt", std::string("ab\0cd", 5)), ""}),
+                    Catch::Contains("looks binary"));
+  CHECK_THROWS_WITH(make_task({"lm", 8, write("latin1.txt", "caf\xe9 au lait"), ""}),
                     Catch::Contains("is not valid UTF-8"));
-  CHECK_THROWS_WITH(make_task({"lm", 8, write("short.txt", "hello")}), Catch::Contains("too few for --len 8"));
-  auto korean = make_task({"lm", 4, write("ko.txt", std::string(200, ' ') + "개가 사람을 물었다")});
+  CHECK_THROWS_WITH(make_task({"lm", 8, write("short.txt", "hello"), ""}), Catch::Contains("too few for --len 8"));
+  const std::string ko = write("ko.txt", std::string(200, ' ') + "개가 사람을 물었다");
+  auto korean = make_task({"lm", 4, ko, ""});
   CHECK(korean->info().vocab == 9);  // a space and the 8 distinct syllables of 개가 사람을 물었다
+  CHECK(korean->info().text_fingerprint == seqgrad::tasks::fingerprint(std::string(200, ' ') + "개가 사람을 물었다"));
+  CHECK(make_task({"lm", 4, ko, korean->info().text_fingerprint})->info().vocab == 9);
+  CHECK_THROWS_WITH(make_task({"lm", 4, ko, "fnv1a64:0000000000000000"}),
+                    "the text file " + ko + " has changed since the run was trained on it (fingerprint " +
+                        korean->info().text_fingerprint + ", the run's fnv1a64:0000000000000000)");
+  // Strict UTF-8: what JSON and XML cannot carry is refused where it comes in, with its offset.
+  const std::string pad(200, 'a');
+  for (const auto& [bytes, why] : std::vector<std::pair<std::string, std::string>>{
+           {"\xC0\xAF", "an overlong form at byte offset 200"},        // '/' in two bytes
+           {"\xE0\x80\xAF", "an overlong form at byte offset 200"},    // '/' in three
+           {"\xED\xA0\x80", "a UTF-16 surrogate at byte offset 200"},  // U+D800
+           {"\xF4\x90\x80\x80", "a code point past U+10FFFF at byte offset 200"},
+           {"\xF8\x88\x80\x80\x80", "a byte that starts no character at byte offset 200"},
+           {"\xE2\x82", "a character cut off by the end at byte offset 200"},
+           {"\xE2(\xA1", "a missing continuation byte at byte offset 201"}}) {
+    INFO(why);
+    CHECK_THROWS_WITH(make_task({"lm", 4, write("bad.txt", pad + bytes), ""}),
+                      "the text file " + dir + "/bad.txt is not valid UTF-8 (" + why + ")");
+  }
+  // The largest code point and a 4-byte emoji are fine.
+  CHECK(make_task({"lm", 4, write("edge.txt", pad + "\xF4\x8F\xBF\xBF\xF0\x9F\x98\x80"), ""})->info().vocab == 3);
 }
 
 TEST_CASE("the shipped eval sets are what make-data writes, and evaluation reads them", "[tasks][data]") {

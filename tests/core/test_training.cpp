@@ -19,7 +19,7 @@ train::TrainConfig tiny(const std::string& model, const std::string& task, int l
   c.model.d_model = 16;
   c.model.layers = model == "transformer" ? 2 : 1;
   c.model.heads = 2;
-  c.task = {task, len, ""};
+  c.task = {task, len, "", ""};
   c.steps = steps;
   c.batch = 16;
   c.eval_size = 128;
