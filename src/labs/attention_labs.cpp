@@ -229,8 +229,10 @@ LabResult quadratic_cost() {
                                 af10 / af1, at10 / at1));
   r.lines.push_back(fmt::format("RNN over the sequence,      n = {} -> {}: FLOPs x{:.1f}, time x{:.1f}", n, 10 * n,
                                 rf10 / rf1, rt10 / rt1));
-  // Counted FLOPs are exact: 100 and 10. Time is measured on a shared machine: allow it a wide band.
-  r.holds = std::abs(af10 / af1 - 100) < 1 && std::abs(rf10 / rf1 - 10) < 0.5 && at10 / at1 > 30 && rt10 / rt1 < 30;
+  // The claim is about work: counted FLOPs, exact (100 and 10). Time follows the work only roughly (caches,
+  // the allocator, other processes), so of time the verdict asks only that attention's grow more than the RNN's.
+  r.lines.push_back("the verdict rests on the counted FLOPs; the times are this machine's, the fastest of many runs");
+  r.holds = std::abs(af10 / af1 - 100) < 1 && std::abs(rf10 / rf1 - 10) < 0.5 && at10 / at1 > rt10 / rt1;
   return r;
 }
 

@@ -8,7 +8,11 @@ using namespace seqgrad;
 TEST_CASE("lab two-walls holds", "[labs]") { CHECK(labs::find_lab("two-walls").run().holds); }
 TEST_CASE("lab path-length holds", "[labs]") { CHECK(labs::find_lab("path-length").run().holds); }
 TEST_CASE("lab no-position holds", "[labs]") { CHECK(labs::find_lab("no-position").run().holds); }
-TEST_CASE("lab quadratic-cost holds", "[labs]") { CHECK(labs::find_lab("quadratic-cost").run().holds); }
+TEST_CASE("lab quadratic-cost holds", "[labs]") {
+  const auto r = labs::find_lab("quadratic-cost").run();
+  INFO(r.figures.dump());
+  CHECK(r.holds);
+}
 TEST_CASE("lab sqrt-dk holds", "[labs]") { CHECK(labs::find_lab("sqrt-dk").run().holds); }
 TEST_CASE("lab pe-shift holds", "[labs]") { CHECK(labs::find_lab("pe-shift").run().holds); }
 TEST_CASE("lab rope holds", "[labs]") { CHECK(labs::find_lab("rope").run().holds); }
