@@ -20,6 +20,7 @@
 #include "autograd/kernel_path.h"
 #include "src/bench/workloads.h"
 #include "src/cli/commands.h"
+#include "src/io/memory.h"
 
 namespace {
 
@@ -122,6 +123,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  const double available_at_start = seqgrad::io::available_memory_bytes();
   try {
     ag::set_kernel_path(ag::parse_kernel_path(kernels));
     for (const auto& [sub, run] : commands)
@@ -136,6 +138,11 @@ int main(int argc, char** argv) {
       const std::invalid_argument& e) {  // a value the parser could not judge alone (d_model vs heads, a text file)
     fmt::print(stderr, "seqgrad: {}\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {  // the up-front estimate (train) fell short, or a command has none
+    fmt::print(stderr,
+               "seqgrad: ran out of memory ({} were available when it started); lower --batch, --len or --d-model\n",
+               seqgrad::io::human_bytes(available_at_start));
+    return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "seqgrad: {}\n", e.what());
     return 1;

@@ -13,6 +13,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fmt/core.h>
+
+#include "src/io/memory.h"
 #include "src/train/checkpoint.h"
 #include "src/train/loss.h"
 
@@ -146,6 +149,21 @@ void check_fresh(const std::string& dir, bool overwrite) {
                               " continues it, --overwrite starts afresh there, or choose another --out");
 }
 
+// Refuses, before anything large is allocated, a run whose estimated memory
+// is more than this machine (or this process's limits) can give it.
+void check_memory(const TrainConfig& c, const tasks::TaskInfo& info) {
+  const double need = nn::estimate_training_bytes(c.model, c.batch, info.seq_len);
+  const double have = io::available_memory_bytes();
+  if (need <= have) return;
+  const std::string shape = c.model.recurrent() ? fmt::format("{} of width {}", c.model.kind, c.model.d_model)
+                                                : fmt::format("{} layers of width {} with {} heads", c.model.layers,
+                                                              c.model.d_model, c.model.heads);
+  throw std::runtime_error(
+      fmt::format("this run needs about {} of memory ({}, batch {}, sequences of {}), more than the {} available here; "
+                  "lower --batch, --len or --d-model",
+                  io::human_bytes(need), shape, c.batch, info.seq_len, io::human_bytes(have)));
+}
+
 }  // namespace
 
 std::uint64_t eval_seed(std::uint64_t seed) { return seed ^ 0x5EED0FE7A1ULL; }
@@ -231,6 +249,9 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   if (!model) {
     complete_from_task(config, info);
     config.validate();
+  }
+  check_memory(config, info);
+  if (!model) {
     model = nn::make_model(config.model, config.seed);
     optimizer = std::make_unique<nn::Optimizer>(model->named_parameters(), config.optim);
   }

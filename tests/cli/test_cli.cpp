@@ -13,6 +13,15 @@
 
 using test::run_seqgrad;
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SEQGRAD_HAS_ASAN 1
+#endif
+#endif
+#ifndef SEQGRAD_HAS_ASAN
+#define SEQGRAD_HAS_ASAN 0
+#endif
+
 TEST_CASE("seqgrad gradcheck --json reports every op passed", "[cli]") {
   const auto r = run_seqgrad("gradcheck --json");
   REQUIRE(r.exit_code == 0);
@@ -217,6 +226,40 @@ TEST_CASE("a run on --text keeps its absolute path and fingerprint: found from a
   CHECK(resumed.exit_code == 0);
   CHECK(run_seqgrad("eval " + run).exit_code == 0);  // the resumed run remembers the new place
   fs::remove_all(root);
+}
+
+// Memory: a run that cannot fit is refused before it allocates, from an
+// estimate; one the estimate let through and that still runs out says so in a line.
+TEST_CASE("a run larger than the memory is refused up front; running out is one line, exit 1", "[cli][errors]") {
+#if defined(__SANITIZE_ADDRESS__) || SEQGRAD_HAS_ASAN
+  SKIP("AddressSanitizer reserves terabytes of address space: ulimit -v cannot be used with it");
+#endif
+  const std::string dir = test::temp_path("cli-memory");
+  auto limited = [&](const std::string& kib, const std::string& args) {
+    const std::string err = dir + ".err";
+    const std::string cmd = "ulimit -v " + kib + "; exec '" + SEQGRAD_BINARY + "' " + args + " >/dev/null 2>" + err;
+    const int status = std::system(("sh -c \"" + cmd + "\"").c_str());
+    std::ifstream in(err);
+    std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, said};
+  };
+  const auto [code, said] =
+      limited("3000000", "train --model transformer --task adding --len 2048 --steps 1 --overwrite --out " + dir);
+  CHECK(code == 1);
+  CHECK(said.rfind("seqgrad: this run needs about 5.4 GB of memory (2 layers of width 64 with 4 heads, batch 32, "
+                   "sequences of 2048), more than the ",
+                   0) == 0);
+  CHECK(said.find("available here; lower --batch, --len or --d-model\n") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir + "/log.csv"));  // refused before anything was written
+  // Under the estimate, over the limit: std::bad_alloc becomes one line, never "terminate called".
+  const auto [code2, said2] = limited("250000",
+                                      "train --model transformer --task copy --d-model 256 --heads 8 --batch 16 "
+                                      "--layers 4 --steps 1 --overwrite --out " +
+                                          dir);
+  CHECK(code2 == 1);
+  CHECK(said2.find("seqgrad: ran out of memory (") != std::string::npos);
+  CHECK(said2.find("terminate") == std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("seqgrad train and eval refuse wrong input with one line", "[cli][train][errors]") {

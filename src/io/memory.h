@@ -1,0 +1,16 @@
+// How much memory this process can still take: what the system says is
+// available (Linux's MemAvailable, else the physical memory), lowered by a
+// cgroup's limit (a container) and the process's own limits (ulimit -v, -d).
+#pragma once
+
+#include <string>
+
+namespace seqgrad::io {
+
+// Bytes; the tightest of the limits that can be read here.
+double available_memory_bytes();
+
+// "1.2 GB", "340 MB": a size for a message.
+std::string human_bytes(double bytes);
+
+}  // namespace seqgrad::io
