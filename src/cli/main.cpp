@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <set>
+#include <string_view>
 
 #include "autograd/errors.h"
 #include "autograd/kernel_path.h"
@@ -40,6 +42,42 @@ void use_huge_pages_for_the_heap() {
   std::free(block);
   madvise(reinterpret_cast<void*>(from), top - from, MADV_HUGEPAGE);
 #endif
+}
+
+// The length of the UTF-8 character at s[i], or 0 when the bytes there are not
+// one (malformed, overlong, a surrogate, past U+10FFFF).
+std::size_t utf8_char_at(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  char32_t cp = n == 1 ? c : c & (0x7F >> n);
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc >> 6) != 0x2) return 0;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  static constexpr char32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kLeast[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
+  return n;
+}
+
+// What seqgrad echoes (a path in a message) on one line: a control character
+// or a byte that is not UTF-8 is written as \n, \t or \xHH, so that a name
+// with a newline in it cannot print a second line (a forged "seqgrad: ...").
+std::string one_line(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = utf8_char_at(s, i);
+    if (n > 1 || (n == 1 && c >= 0x20 && c != 0x7F)) {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : fmt::format("\\x{:02x}", c);
+    ++i;
+  }
+  return out;
 }
 
 // A command's exit code, unless what it printed could not all be written
@@ -70,7 +108,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version",
                        std::string("seqgrad ") + SEQGRAD_VERSION + " (" + seqgrad::bench::build_description() + ")");
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("seqgrad: ") + e.what() + " (see seqgrad --help)\n";
+    return "seqgrad: " + one_line(e.what()) + " (see seqgrad --help)\n";
   });
   std::vector<std::pair<CLI::App*, seqgrad::cli::Runner>> commands;
   seqgrad::cli::add_engine_commands(app, commands);
@@ -115,8 +153,43 @@ int main(int argc, char** argv) {
     known = known || (argc > 1 && sub->get_name() == argv[1]);
   }
   if (argc > 1 && argv[1][0] != '-' && !known) {
-    fmt::print(stderr, "seqgrad: unknown command '{}'; the commands are: {} (see seqgrad --help)\n", argv[1], names);
+    fmt::print(stderr, "seqgrad: unknown command '{}'; the commands are: {} (see seqgrad --help)\n", one_line(argv[1]),
+               names);
     return 2;
+  }
+  // Arguments end up in JSON (a run's config) and SVG text, which carry only UTF-8: a
+  // name that is not is refused here, not after the training, when the checkpoint is written.
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    for (std::size_t at = 0; at < arg.size();) {
+      const std::size_t n = utf8_char_at(arg, at);
+      if (n == 0) {
+        fmt::print(stderr,
+                   "seqgrad: argument {} ('{}') is not valid UTF-8 (byte {}); seqgrad writes its arguments into JSON, "
+                   "so names must be UTF-8\n",
+                   i, one_line(arg), at);
+        return 2;
+      }
+      at += n;
+    }
+  }
+  // Numbers are decimal: CLI11 would read --batch 0x10 as 16 but --seed 0x10 not at all.
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const std::size_t eq = arg.rfind("--", 0) == 0 ? arg.find('=') : std::string_view::npos;
+    const std::string_view value = eq != std::string_view::npos ? arg.substr(eq + 1) : arg;
+    const std::string_view option = eq != std::string_view::npos ? arg.substr(0, eq) : std::string_view(argv[i - 1]);
+    const bool prefixed =
+        value.size() > 2 && value[0] == '0' && std::string_view("xXbBoO").find(value[1]) != std::string_view::npos;
+    static const std::set<std::string_view> kTextOptions = {
+        "--out",    "--text",  "--resume", "--save-grads", "--checkpoint", "--csv",    "--reference",
+        "--python", "--input", "--prompt", "--vectors",    "--dir",        "--models", "--model"};
+    if (prefixed && option.rfind("--", 0) == 0 && !kTextOptions.count(option) &&
+        value.substr(2).find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos) {
+      fmt::print(stderr, "seqgrad: {} {}: write numbers in decimal (no 0x, 0b or 0o prefix)\n", one_line(option),
+                 one_line(value));
+      return 2;
+    }
   }
   try {
     app.parse(argc, argv);
@@ -129,14 +202,14 @@ int main(int argc, char** argv) {
     for (const auto& [sub, run] : commands)
       if (*sub) return output_written(run());
   } catch (const CLI::Error& e) {  // an option judged once the run's checkpoint is read (sample --prompt)
-    fmt::print(stderr, "seqgrad: {}\n", e.what());
+    fmt::print(stderr, "seqgrad: {}\n", one_line(e.what()));
     return 2;
   } catch (const ag::ShapeError& e) {  // shapes the program itself got wrong: a failure, not a usage error
-    fmt::print(stderr, "seqgrad: internal error: {}\n", e.what());
+    fmt::print(stderr, "seqgrad: internal error: {}\n", one_line(e.what()));
     return 1;
   } catch (
       const std::invalid_argument& e) {  // a value the parser could not judge alone (d_model vs heads, a text file)
-    fmt::print(stderr, "seqgrad: {}\n", e.what());
+    fmt::print(stderr, "seqgrad: {}\n", one_line(e.what()));
     return 2;
   } catch (const std::bad_alloc&) {  // the up-front estimate (train) fell short, or a command has none
     fmt::print(stderr,
@@ -144,7 +217,7 @@ int main(int argc, char** argv) {
                seqgrad::io::human_bytes(available_at_start));
     return 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "seqgrad: {}\n", e.what());
+    fmt::print(stderr, "seqgrad: {}\n", one_line(e.what()));
     return 1;
   }
   return 2;

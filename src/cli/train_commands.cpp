@@ -1,7 +1,9 @@
 // seqgrad train, seqgrad eval, seqgrad sample.
 #include <fmt/core.h>
+#include <cerrno>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -27,7 +29,14 @@ std::atomic<bool> g_stop{false};
 const CLI::Validator kFinitePositive(
     [](const std::string& s) {
       const std::optional<double> v = parse_finite(s);
-      return v && *v > 0 ? std::string() : "must be a finite number > 0, got '" + s + "'";
+      if (v && *v > 0) return std::string();
+      // A number too small for a double (1e-320) is not "not a number": say what it is.
+      char* end = nullptr;
+      errno = 0;
+      const double tiny = std::strtod(s.c_str(), &end);
+      if (!s.empty() && *end == '\0' && errno == ERANGE && std::abs(tiny) < 1)
+        return "'" + s + "' is too small to compute with (below 2.2e-308, the smallest normal double)";
+      return "must be a finite number > 0, got '" + s + "'";
     },
     "X > 0");
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
@@ -153,11 +162,20 @@ int run_train(TrainArgs a) {
   std::signal(SIGTERM, SIG_DFL);
   const std::string dir = a.out.empty() ? a.resume : a.out;
 
-  if (r.interrupted) {
-    fmt::print(
-        stderr,
-        "interrupted at step {} of {}; checkpoint and log saved in {}\n  resume with: seqgrad train --resume {}\n",
-        r.steps_done, r.config.steps, dir, dir);
+  if (r.interrupted) {  // SIGINT or SIGTERM: 130 at every stage, with what is where
+    if (r.stage == train::TrainResult::Stage::loading)
+      fmt::print(stderr, "interrupted before the first step; {}\n",
+                 a.resume.empty() ? "no checkpoint was written in " + dir : "nothing in " + dir + " was changed");
+    else if (r.stage == train::TrainResult::Stage::evaluating)
+      fmt::print(stderr,
+                 "interrupted during the final evaluation: all {} steps are done and saved in {}\n"
+                 "  evaluate with: seqgrad eval {}\n",
+                 r.steps_done, dir, dir);
+    else
+      fmt::print(
+          stderr,
+          "interrupted at step {} of {}; checkpoint and log saved in {}\n  resume with: seqgrad train --resume {}\n",
+          r.steps_done, r.config.steps, dir, dir);
     return kInterruptedExit;
   }
   const auto task = tasks::make_task(r.config.task);

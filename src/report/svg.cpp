@@ -47,8 +47,24 @@ std::string escape_xml(const std::string& text) {
       case '"':
         out += "&quot;";
         break;
-      default:
+      case '\t':
+      case '\n':
+      case '\r':
         out += c;
+        break;
+      default: {
+        // XML 1.0 allows no other control character, not even as &#1;: show its
+        // Unicode picture instead (U+2400 + c, and U+2421 for DEL), as a token would be read.
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7F) {
+          const unsigned picture = u == 0x7F ? 0x2421 : 0x2400 + u;
+          out += static_cast<char>(0xE0 | (picture >> 12));
+          out += static_cast<char>(0x80 | ((picture >> 6) & 0x3F));
+          out += static_cast<char>(0x80 | (picture & 0x3F));
+        } else {
+          out += c;
+        }
+      }
     }
   }
   return out;

@@ -30,7 +30,8 @@ struct Heatmap {
 std::string svg(const LineChart& chart);
 std::string svg(const Heatmap& map);
 
-// Escapes &, <, >, " for text inside SVG or HTML.
+// Escapes &, <, >, " for text inside SVG or HTML, and shows a control character
+// other than tab, newline and return (which XML 1.0 cannot carry) as its Unicode picture.
 std::string escape_xml(const std::string& text);
 
 // The "nice" tick values for an axis from lo to hi, about `count` of them.

@@ -169,7 +169,7 @@ void check_memory(const TrainConfig& c, const tasks::TaskInfo& info) {
 std::uint64_t eval_seed(std::uint64_t seed) { return seed ^ 0x5EED0FE7A1ULL; }
 
 EvalResult evaluate(const nn::SequenceModel& model, const tasks::Task& task, int eval_size, int batch,
-                    std::uint64_t seed) {
+                    std::uint64_t seed, const std::atomic<bool>* stop) {
   ag::NoGrad no_grad;
   const tasks::TaskInfo& info = task.info();
   EvalResult r;
@@ -177,6 +177,7 @@ EvalResult evaluate(const nn::SequenceModel& model, const tasks::Task& task, int
   long scored = 0, correct = 0, seq_correct = 0;
   std::vector<std::pair<int, bool>> by_distance;
   for (const tasks::Batch& b : task.eval_batches(eval_size, batch, seed)) {
+    if (stop && stop->load()) throw Interrupted{};
     const BatchScore s = score_batch(model, info, b, {});
     r.sequences += s.sequences;
     scored += s.scored;
@@ -246,6 +247,14 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   if (!options.text.empty()) config.task.text_path = std::filesystem::absolute(options.text).string();
   const tasks::TaskInfo& info = task->info();
   config.task.text_fingerprint = info.text_fingerprint;
+  // A signal while the checkpoint or the text was read: stop before anything is written.
+  if (options.stop && options.stop->load()) {
+    result.config = config;
+    result.interrupted = true;
+    result.stage = TrainResult::Stage::loading;
+    result.steps_done = result.start_step;
+    return result;
+  }
   if (!model) {
     complete_from_task(config, info);
     config.validate();
@@ -330,8 +339,14 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   result.ms_per_step = taken > 0 ? 1000 * result.seconds / static_cast<double>(taken) : 0;
   log.flush();
   if (!out_dir.empty() && !result.interrupted) save_checkpoint(out_dir, config, *model, *optimizer, result.steps_done);
-  if (!result.interrupted)
-    result.eval = evaluate(*model, *task, config.eval_size, config.batch, eval_seed(config.seed));
+  if (!result.interrupted) {
+    try {
+      result.eval = evaluate(*model, *task, config.eval_size, config.batch, eval_seed(config.seed), options.stop);
+    } catch (const Interrupted&) {  // the run is done and saved; only its score is missing
+      result.interrupted = true;
+      result.stage = TrainResult::Stage::evaluating;
+    }
+  }
   result.model = std::move(model);
   // The engine's buffer pool holds this run's step-sized buffers; a lab or
   // `compare` trains the next model at other sizes, so give them back.

@@ -41,9 +41,10 @@ struct EvalResult {
 struct TrainResult {
   TrainConfig config;
   std::size_t params = 0;
-  long start_step = 0;  // > 0 when resumed
-  long steps_done = 0;  // the last step taken
-  bool interrupted = false;
+  long start_step = 0;       // > 0 when resumed
+  long steps_done = 0;       // the last step taken
+  bool interrupted = false;  // stopped by RunOptions::stop; `stage` says where
+  enum class Stage { loading, training, evaluating } stage = Stage::training;
   std::vector<StepLog> log;
   EvalResult eval;
   double seconds = 0;
@@ -75,9 +76,11 @@ struct RunOptions {
 
 TrainResult run_training(TrainConfig config, const RunOptions& options);
 
-// Scores a model on the task's held-out set (eval_size sequences).
+// Scores a model on the task's held-out set (eval_size sequences). With
+// `stop`, checked between batches: when it is set, throws Interrupted.
 EvalResult evaluate(const nn::SequenceModel& model, const tasks::Task& task, int eval_size, int batch,
-                    std::uint64_t seed);
+                    std::uint64_t seed, const std::atomic<bool>* stop = nullptr);
+struct Interrupted {};
 
 // The seed of the held-out set for a run seed: a different stream from training's.
 std::uint64_t eval_seed(std::uint64_t seed);

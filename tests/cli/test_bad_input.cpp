@@ -53,7 +53,7 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 93 invocations in its table",
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 98 invocations in its table",
           "[cli][errors]") {
   prepare();
   const std::string d = kDir;
@@ -161,6 +161,12 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 93
       {"bench --rounds 3", 2, "--rounds is for --reference, which is not given"},
       {"bench --sweep-max 64", 2, "--sweep-max is for --sweep len"},
       {"bench --sweep len --threads 2", 2, "--threads has no effect with --sweep"},
+      // Messages that name what is wrong: a number's base, one too small, a name that is not UTF-8, a newline.
+      {"train --batch 0x10", 2, "--batch 0x10: write numbers in decimal"},
+      {"train --steps=0x10", 2, "--steps 0x10: write numbers in decimal"},
+      {"train --lr 1e-320", 2, "'1e-320' is too small to compute with"},
+      {"train --out \"$(printf 'r\\377')\"", 2, "argument 3 ('r\\xff') is not valid UTF-8 (byte 1)"},
+      {"eval \"$(printf 'a\\nseqgrad: forged')\"", 1, "no run directory at a\\nseqgrad: forged"},
   };
   int crashes = 0;
   for (const Case& c : cases) {
@@ -174,5 +180,5 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 93
     crashes += r.exit_code > 2;
   }
   CHECK(crashes == 0);
-  CHECK(cases.size() == 93);  // the count in this test's name
+  CHECK(cases.size() == 98);  // the count in this test's name
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include "seqgrad_catch.hpp"
@@ -159,4 +160,67 @@ TEST_CASE("a run directory is one run's: a second run at once is refused, a fres
   CHECK(overwritten.exit_code == 0);
   CHECK(check_rows(dir + "/log.csv") == 5);
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+// Starts `args`, sends SIGINT once `ready` says so (or after 60 s), and returns the exit code and stderr.
+std::pair<int, std::string> interrupt_when(const std::string& args, const std::string& err,
+                                           const std::function<bool()>& ready) {
+  const pid_t pid = start(args, " > /dev/null 2> " + err);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!ready() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::ifstream in(err);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+          std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>())};
+}
+}  // namespace
+
+TEST_CASE("SIGINT during the final evaluation or while a run loads still stops with 130, saying what is where",
+          "[cli][signals]") {
+  const std::string dir = test::temp_path("test-signal-eval");
+  std::filesystem::remove_all(dir);
+  // A million held-out sequences: seconds of evaluation after the last step.
+  const auto [code, said] = interrupt_when(
+      "train --model rnn --task recall --len 30 --d-model 8 --steps 5 --batch 8 --eval-size 1000000 --out " + dir,
+      dir + ".err", [&] { return count_lines(dir + "/log.csv") == 6; });
+  CHECK(code == 130);
+  CHECK(said.find("interrupted during the final evaluation: all 5 steps are done and saved in " + dir +
+                  "\n  evaluate with: seqgrad eval " + dir + "\n") != std::string::npos);
+  CHECK(run_seqgrad("eval " + dir).exit_code == 0);  // the run is whole
+
+  // Resuming a run on a 25 MB text: the signal comes while the text is read, before the first step.
+  const std::string text = dir + "-big.txt";
+  {
+    std::ofstream out(text);
+    for (int i = 0; i < 600000; ++i) out << "the cat sees a big dog. ";
+  }
+  const std::string run = dir + "-text";
+  std::filesystem::remove_all(run);
+  REQUIRE(run_seqgrad("train --model rnn --task lm --d-model 8 --steps 1 --batch 2 --eval-size 4 --text " + text +
+                      " --out " + run)
+              .exit_code == 0);
+  const std::string log_before = [&] {
+    std::ifstream in(run + "/log.csv");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }();
+  const auto started = std::chrono::steady_clock::now();
+  const auto [code2, said2] = interrupt_when("train --resume " + run + " --steps 50", dir + ".err2", [&] {
+    return std::chrono::steady_clock::now() - started > std::chrono::milliseconds(150);
+  });
+  CHECK(code2 == 130);
+  INFO(said2);
+  // Either the signal came while loading (nothing changed), or, on a fast machine, during the steps.
+  const bool while_loading = said2 == "interrupted before the first step; nothing in " + run + " was changed\n";
+  CHECK((while_loading || said2.find("interrupted at step ") != std::string::npos));
+  if (while_loading) {
+    std::ifstream in(run + "/log.csv");
+    CHECK(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()) == log_before);
+  }
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(run);
+  std::filesystem::remove(text);
 }

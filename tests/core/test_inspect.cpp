@@ -200,3 +200,29 @@ TEST_CASE("compare --match-params: each recurrent width gives the parameter coun
   CHECK(seqgrad::inspect::width_for_parameters("rnn", recall, target) == 217);
   CHECK(seqgrad::inspect::width_for_parameters("lstm", recall, target) == 111);
 }
+
+TEST_CASE("control characters in a token (a trained text may hold any) keep the SVG well-formed", "[report]") {
+  using seqgrad::report::escape_xml;
+  CHECK(escape_xml("a<b & \"c\">") == "a&lt;b &amp; &quot;c&quot;&gt;");
+  CHECK(escape_xml(std::string("\x01\x1b\x7f", 3)) == "\u2401\u241b\u2421");
+  CHECK(escape_xml("tab\tnew\nline") == "tab\tnew\nline");
+  seqgrad::report::Heatmap map{"tokens", "key", "query", "weight", {}, {}, {{1, 0}, {0.5, 0.5}}};
+  for (int c = 0; c < 32; ++c) map.x_ticks.push_back(std::string(1, static_cast<char>(c)) + "x");
+  map.x_ticks.resize(2);
+  map.y_ticks = {std::string("\x7f"), std::string("\x08<")};
+  const std::string file = test::temp_path("control.svg");
+  std::ofstream(file) << seqgrad::report::svg(map);
+  if (std::system("command -v xmllint > /dev/null 2>&1") != 0) {
+    WARN("xmllint is missing: the SVG was not parsed (apt-get install libxml2-utils)");
+    return;
+  }
+  CHECK(std::system(("xmllint --noout " + file + " 2>/dev/null").c_str()) == 0);
+  // Every control character at once, as labels of a wider map.
+  map.values.assign(1, std::vector<double>(32, 0.5));
+  map.x_ticks.clear();
+  for (int c = 0; c < 32; ++c) map.x_ticks.push_back(std::string(1, static_cast<char>(c)));
+  map.y_ticks = {"q"};
+  std::ofstream(file, std::ios::trunc) << seqgrad::report::svg(map);
+  CHECK(std::system(("xmllint --noout " + file + " 2>/dev/null").c_str()) == 0);
+  std::remove(file.c_str());
+}
