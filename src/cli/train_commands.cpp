@@ -178,7 +178,7 @@ int run_train(TrainArgs a) {
           r.steps_done, r.config.steps, dir, dir);
     return kInterruptedExit;
   }
-  const auto task = tasks::make_task(r.config.task);
+  const auto& task = r.task;
   const tasks::TaskInfo& info = task->info();
   if (!a.save_grads.empty()) {
     // The model just trained, as it is in memory (the checkpoint holds the same values).

@@ -121,14 +121,16 @@ class LmTask : public Task {
       number(ids);
       for_each_word(raw, [&](std::string_view w) { text_.push_back(ids.find(w)->second); });
     } else {
-      std::map<char32_t, int> ids;  // sorted by code point
-      for_each_code_point(raw, "the text file " + path, [&](char32_t cp) { ids.emplace(cp, 0); });
-      std::map<std::string, int, std::less<>> spelled;
-      for (const auto& [cp, id] : ids) spelled.emplace(encode_utf8(cp), 0);
-      number(spelled);  // UTF-8 keeps the code points' order
-      for (auto& [cp, id] : ids) id = spelled[encode_utf8(cp)];
+      // A table over every code point (4.4 MB), not a map: a lookup per character of a 180 MB text.
+      std::vector<int> id_of(0x110000, -1);
+      for_each_code_point(raw, "the text file " + path, [&](char32_t cp) { id_of[cp] = 0; });
+      for (char32_t cp = 0; cp < 0x110000; ++cp) {  // numbered by code point, as UTF-8 sorts them
+        if (id_of[cp] < 0) continue;
+        id_of[cp] = static_cast<int>(alphabet_.size());
+        alphabet_.push_back(encode_utf8(cp));
+      }
       text_.reserve(raw.size());
-      for_each_code_point(raw, "", [&](char32_t cp) { text_.push_back(ids[cp]); });
+      for_each_code_point(raw, "", [&](char32_t cp) { text_.push_back(id_of[cp]); });
     }
     // Each split must hold at least a few windows of len + 1 tokens.
     const std::size_t need = static_cast<std::size_t>(len + 1) * 20;

@@ -253,6 +253,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     result.interrupted = true;
     result.stage = TrainResult::Stage::loading;
     result.steps_done = result.start_step;
+    result.task = std::move(task);
     return result;
   }
   if (!model) {
@@ -348,6 +349,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     }
   }
   result.model = std::move(model);
+  result.task = std::move(task);
   // The engine's buffer pool holds this run's step-sized buffers; a lab or
   // `compare` trains the next model at other sizes, so give them back.
   ag::release_buffers();

@@ -50,6 +50,7 @@ struct TrainResult {
   double seconds = 0;
   double ms_per_step = 0;
   std::shared_ptr<nn::SequenceModel> model;  // as trained
+  std::shared_ptr<tasks::Task> task;         // the task it was trained on (its text read once)
 };
 
 // What the loop tells whoever is watching (a progress bar, a log printer).
