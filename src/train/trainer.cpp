@@ -243,6 +243,8 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     if (!config.task.text_path.empty())
       config.task.text_path = std::filesystem::absolute(config.task.text_path).string();
     task = tasks::make_task(config.task);
+    complete_from_task(config, task->info());
+    config.validate();
   }
   if (!options.text.empty()) config.task.text_path = std::filesystem::absolute(options.text).string();
   const tasks::TaskInfo& info = task->info();
@@ -255,10 +257,6 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     result.steps_done = result.start_step;
     result.task = std::move(task);
     return result;
-  }
-  if (!model) {
-    complete_from_task(config, info);
-    config.validate();
   }
   check_memory(config, info);
   if (!model) {

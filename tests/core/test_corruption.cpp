@@ -24,6 +24,19 @@ void write_all(const std::string& path, const std::vector<char>& bytes, std::siz
   out.write(bytes.data(), static_cast<std::streamsize>(n));
 }
 
+// Trains a one-layer model of width 6 on recall for 2 steps into dir; returns its checkpoint's path.
+std::string tiny_run(const std::string& dir, const std::string& kind) {
+  std::filesystem::remove_all(dir);
+  train::TrainConfig c = train::fresh_config(kind, {"recall", 4, "", ""}, 6, 2, 0);
+  c.model.layers = 1;
+  c.batch = 4;
+  c.eval_size = 4;
+  train::RunOptions o;
+  o.out_dir = dir;
+  train::run_training(c, o);
+  return dir + "/" + train::kCheckpointFile;
+}
+
 struct Outcome {
   int errors = 0, identical = 0;
 };
@@ -49,19 +62,7 @@ void try_load(const std::string& dir, const std::vector<std::vector<ag::Scalar>>
 TEST_CASE("a checkpoint truncated at every byte, or with bytes flipped, gives a clear error",
           "[checkpoint][corruption]") {
   const std::string dir = test::temp_path("test-corrupt");
-  std::filesystem::remove_all(dir);
-  train::TrainConfig c;
-  c.model.kind = "lstm";
-  c.model.d_model = 6;
-  c.model.layers = 1;
-  c.task = {"recall", 4, "", ""};
-  c.steps = 2;
-  c.batch = 4;
-  c.eval_size = 4;
-  train::RunOptions o;
-  o.out_dir = dir;
-  train::run_training(c, o);
-  const std::string file = dir + "/" + train::kCheckpointFile;
+  const std::string file = tiny_run(dir, "lstm");
   const std::vector<char> original = read_all(file);
   std::vector<std::vector<ag::Scalar>> good;
   for (const auto& [name, p] : train::load_checkpoint(dir).model->named_parameters()) good.push_back(p.data());
@@ -118,14 +119,7 @@ void rewrite_header(const std::string& file, const std::vector<char>& original,
 
 TEST_CASE("a hand-made header with a matching checksum is still checked field by field", "[checkpoint][corruption]") {
   const std::string dir = test::temp_path("test-header-gaps");
-  std::filesystem::remove_all(dir);
-  train::TrainConfig c = train::fresh_config("rnn", {"recall", 4, "", ""}, 6, 2, 0);
-  c.batch = 4;
-  c.eval_size = 4;
-  train::RunOptions o;
-  o.out_dir = dir;
-  train::run_training(c, o);
-  const std::string file = dir + "/" + train::kCheckpointFile;
+  const std::string file = tiny_run(dir, "rnn");
   const std::vector<char> original = read_all(file);
   auto config_edit = [](const std::function<void(nlohmann::json&)>& f) {
     return [f](nlohmann::json& h) {
