@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "src/inspect/charts.h"
 #include "src/inspect/compare.h"
 #include "src/report/html.h"
 #include "src/report/svg.h"
@@ -241,24 +242,7 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
                        {},
                        {}};
   for (const Contender& c : r.contenders) {
-    report::Heatmap h{c.model + ": |dL/dx_t| over training",
-                      "distance to the loss position",
-                      "training step",
-                      "|dL/dx_t|",
-                      {},
-                      {},
-                      {},
-                      true};
-    // Distance 0 (the loss position) on the left, as in the line charts above: the
-    // profiles run from position 0 (the farthest) on, so each row is reversed.
-    const auto& d = c.snapshots.front().distance;
-    for (auto v = d.rbegin(); v != d.rend(); ++v) h.x_ticks.push_back(std::to_string(*v));
-    for (std::size_t i = 0; i < c.snapshots.size(); ++i) {
-      h.y_ticks.push_back(std::to_string(c.snapshot_steps[i]));
-      const auto& g = c.snapshots[i].grad_norm_x;
-      h.values.emplace_back(g.rbegin(), g.rend());
-    }
-    heat.svgs.push_back(report::svg(h));
+    heat.svgs.push_back(report::svg(gradient_heatmap(c.model, c.snapshot_steps, c.snapshots)));
   }
   page.sections.push_back(heat);
 
@@ -289,34 +273,7 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
                                     last_token),
                         {},
                         {}};
-    const auto& layer = c.attention->weights.back();
-    for (std::size_t h = 0; h < layer.size(); ++h) {
-      report::Heatmap m{fmt::format("head {}", h),
-                        "key position",
-                        "query position",
-                        "weight",
-                        c.attention->tokens,
-                        c.attention->tokens,
-                        layer[h],
-                        false,
-                        420,
-                        380};
-      att.svgs.push_back(report::svg(m));
-    }
-    report::LineChart last{fmt::format("the last query ('{}'): its weight on each key", last_token),
-                           "key position",
-                           "attention weight",
-                           false,
-                           {},
-                           560,
-                           300};
-    for (std::size_t h = 0; h < layer.size(); ++h) {
-      report::Series s{fmt::format("head {}", h), {}, {}};
-      const std::vector<double>& row = layer[h].back();
-      for (std::size_t k = 0; k < row.size(); ++k) s.x.push_back(static_cast<double>(k)), s.y.push_back(row[k]);
-      last.series.push_back(s);
-    }
-    if (!layer.empty()) att.svgs.push_back(report::svg(last));
+    att.svgs = attention_svgs(*c.attention, c.attention->weights.size() - 1);
     page.sections.push_back(att);
   }
 
