@@ -12,7 +12,7 @@ JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu 2>/de
 ARCH ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo x86-64-v3)
 CTEST_FLAGS := --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build run test test-release test-asan test-fuzz test-ports microbench format format-check clean screenshot docs
+.PHONY: all deps build run test test-release test-asan test-fuzz test-ports web test-web microbench format format-check clean screenshot docs
 
 all: build
 
@@ -122,6 +122,28 @@ test-ports: build
 	  printf '%-32s %-46s %s\n' "$$1" "$${tests:-$$2}" $$same; \
 	done; [ $$ok = 1 ] || { echo "test-ports: a build writes other data than data/"; exit 1; }
 
+# The browser bench: the engine, models, tasks, labs and inspection compiled to
+# WebAssembly by Debian's emscripten, in one page that opens from disk
+# (build-web/seqgrad.html). emscripten's tools need Node's acorn module, which
+# Debian keeps in /usr/share/nodejs (a Node.js not from Debian does not look there).
+WEB_PACKAGES := emscripten libfmt-dev nlohmann-json3-dev
+BUILD_WEB := build-web
+WEB_ENV := NODE_PATH=/usr/share/nodejs$${NODE_PATH:+:$$NODE_PATH}
+web:
+	@$(MAKE) --no-print-directory deps PACKAGES="$(WEB_PACKAGES)"
+	@test -f $(BUILD_WEB)/CMakeCache.txt || $(WEB_ENV) emcmake cmake -S . -B $(BUILD_WEB) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	$(WEB_ENV) cmake --build $(BUILD_WEB) -j $(JOBS) --target seqgrad_page
+	@echo "web: $(BUILD_WEB)/seqgrad.html ($$(du -k $(BUILD_WEB)/seqgrad.html | cut -f1) KB): open it in a browser; nothing else is needed"
+
+# The page driven in headless Chromium (Debian's chromium, chromium-driver and
+# python3-selenium, and a Korean font for the screenshot): train a Transformer on recall past 90%, run a lab, switch
+# to Korean, stop a run; no error on the console; a screenshot kept.
+TEST_WEB_PACKAGES := chromium chromium-driver python3-selenium fonts-nanum
+test-web: web build
+	@$(MAKE) --no-print-directory deps PACKAGES="$(TEST_WEB_PACKAGES)"
+	/usr/bin/python3 tests/web/test_page.py --page $(BUILD_WEB)/seqgrad.html --binary $(BUILD)/seqgrad \
+	  --screenshot $(BUILD_WEB)/seqgrad-page.png
+
 # Google Benchmark microbenchmarks of the hot ops (kept out of the tests).
 microbench: deps
 	@dpkg-query -W -f='$${Status}' libbenchmark-dev 2>/dev/null | grep -q "ok installed" || \
@@ -150,7 +172,7 @@ format-check: deps
 	fi
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_CLANG) $(BUILD_ARM) build-bench
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_CLANG) $(BUILD_ARM) $(BUILD_WEB) build-bench
 
 # Run every command shown in the guides and write what it prints into them
 # (the test "docs: the guides show ..." fails until this is done after a change).

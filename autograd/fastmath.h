@@ -16,6 +16,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "autograd/scalar.h"
 
@@ -39,7 +40,17 @@ inline float exp_reduced(float x, float& n) {
 }
 
 // 2^n for a whole n in [-126, 127], through the exponent bits.
-inline float pow2(std::int32_t n) { return std::bit_cast<float>(static_cast<std::uint32_t>(n + 127) << 23); }
+// (The memcpy is for a standard library without std::bit_cast: emscripten 3.1's libc++.)
+inline float pow2(std::int32_t n) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(n + 127) << 23;
+#if defined(__cpp_lib_bit_cast)
+  return std::bit_cast<float>(bits);
+#else
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+#endif
+}
 
 inline float exp(float x) {
   // Below -87.3 the result is returned as 0 (float32 keeps only denormals there);

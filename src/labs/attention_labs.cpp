@@ -239,25 +239,10 @@ LabResult quadratic_cost() {
 }  // namespace
 
 void add_attention_labs(std::vector<Lab>& labs) {
-  labs.push_back(
-      {"attention-by-hand", "chapter 17, self-check 2",
-       "With a = (1,0), b = (0.9,0.1), c = (0,1) and a as the query, the scores are the dot products (1, 0.9, 0), the "
-       "softmax keeps their order, and a's new vector holds mostly a and b.",
-       chapter_example});
-  labs.push_back({"no-position", "chapter 17, self-check 3",
-                  "Without positional encoding, self-attention cannot tell \"dog bit man\" from \"man bit dog\": "
-                  "permuting the input "
-                  "permutes the output and changes nothing else. With an encoding it can.",
-                  no_position});
-  labs.push_back({"quadratic-cost", "chapter 17, self-check 4",
-                  "Ten times the tokens cost attention about a hundred times the work (n x n scores), a recurrent "
-                  "network ten times.",
-                  quadratic_cost});
-  labs.push_back({"sqrt-dk", "paper analysis: dividing by sqrt(d_k)",
-                  "With unit-variance q and k, the variance of q.k grows in proportion to d_k; divided by sqrt(d_k) it "
-                  "stays near 1. "
-                  "Unscaled, the softmax saturates to one winner and its gradient vanishes.",
-                  sqrt_dk});
+  labs.push_back({"attention-by-hand", "chapter 17, self-check 2", claim("attention-by-hand"), chapter_example});
+  labs.push_back({"no-position", "chapter 17, self-check 3", claim("no-position"), no_position});
+  labs.push_back({"quadratic-cost", "chapter 17, self-check 4", claim("quadratic-cost"), quadratic_cost});
+  labs.push_back({"sqrt-dk", "paper analysis: dividing by sqrt(d_k)", claim("sqrt-dk"), sqrt_dk});
 }
 
 }  // namespace seqgrad::labs

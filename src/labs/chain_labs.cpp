@@ -78,18 +78,8 @@ LabResult path_length() {
 }  // namespace
 
 void add_chain_labs(std::vector<Lab>& labs) {
-  labs.push_back(
-      {"two-walls", "chapter 17, self-check 1",
-       "Both walls of the RNN come from information passing through a chain: the gradient to x_(t-k) is a product of k "
-       "Jacobians (vanishing below spectral radius 1, growing above), and the RNN needs T steps one after another "
-       "where "
-       "attention needs a fixed few.",
-       two_walls});
-  labs.push_back(
-      {"path-length", "paper analysis: Table 1",
-       "The path from a distant input to the output grows with n through a recurrent network (O(n)) and stays the same "
-       "through self-attention (O(1)), measured on the autograd graph.",
-       path_length});
+  labs.push_back({"two-walls", "chapter 17, self-check 1", claim("two-walls"), two_walls});
+  labs.push_back({"path-length", "paper analysis: Table 1", claim("path-length"), path_length});
 }
 
 }  // namespace seqgrad::labs

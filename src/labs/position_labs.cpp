@@ -97,16 +97,8 @@ LabResult rope() {
 }  // namespace
 
 void add_position_labs(std::vector<Lab>& labs) {
-  labs.push_back({"pe-shift", "paper analysis: why sin/cos, why addition",
-                  "For the sinusoidal encoding, PE(pos + k) = M_k PE(pos) with one matrix M_k for every pos; and "
-                  "random vectors in "
-                  "high dimensions are nearly orthogonal (mean |cos| near sqrt(2/(pi d))), so adding the encoding does "
-                  "not drown the meaning.",
-                  pe_shift});
-  labs.push_back(
-      {"rope", "chapter 17: RoPE",
-       "With rotary encoding, q.k depends only on the distance between the two positions, not on where they stand.",
-       rope});
+  labs.push_back({"pe-shift", "paper analysis: why sin/cos, why addition", claim("pe-shift"), pe_shift});
+  labs.push_back({"rope", "chapter 17: RoPE", claim("rope"), rope});
 }
 
 }  // namespace seqgrad::labs

@@ -2,8 +2,11 @@
 #include <stdexcept>
 
 #include "src/labs/registry.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::labs {
+
+std::string claim(const std::string& name) { return std::string(text::tr("lab." + name + ".claim", text::Lang::en)); }
 
 const std::vector<Lab>& all_labs() {
   static const std::vector<Lab> labs = [] {

@@ -240,26 +240,10 @@ LabResult qk_asymmetry() {
 }  // namespace
 
 void add_training_labs(std::vector<Lab>& labs) {
-  labs.push_back({"gates", "chapter 17: LSTM and GRU",
-                  "The gated fixes, LSTM and GRU, carry a memory further than the vanilla RNN; attention, which looks "
-                  "back directly, "
-                  "furthest of all.",
-                  gates});
-  labs.push_back(
-      {"qk-asymmetry", "paper analysis: why separate W_Q and W_K",
-       "X X^T is symmetric, so word i would attend to j exactly as j to i; separate projections W_Q and W_K make Q K^T "
-       "asymmetric, and a trained model uses it: \"the -> cat\" is not \"cat -> the\".",
-       qk_asymmetry});
-  labs.push_back({"multi-head", "paper analysis: multi-head attention",
-                  "When a position must draw on several others at once, h heads of width d/h beat one head of width d "
-                  "at the same cost: "
-                  "one softmax averages what it fetches, several fetch separately.",
-                  multi_head});
-  labs.push_back({"ffn", "paper analysis: the position-wise FFN",
-                  "Attention only mixes the value vectors linearly; a task needing a non-linear combination of two "
-                  "tokens (XOR and its "
-                  "kin) fails without the FFN and succeeds with it, at width 1x, 2x or 4x.",
-                  ffn});
+  labs.push_back({"gates", "chapter 17: LSTM and GRU", claim("gates"), gates});
+  labs.push_back({"qk-asymmetry", "paper analysis: why separate W_Q and W_K", claim("qk-asymmetry"), qk_asymmetry});
+  labs.push_back({"multi-head", "paper analysis: multi-head attention", claim("multi-head"), multi_head});
+  labs.push_back({"ffn", "paper analysis: the position-wise FFN", claim("ffn"), ffn});
 }
 
 }  // namespace seqgrad::labs

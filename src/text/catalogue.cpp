@@ -102,6 +102,7 @@ Entry kEntries[] = {
     {"section.5", "5. What attention cannot do alone", "5. 어텐션 혼자서는 못 하는 것"},
     {"section.6", "6. Everything side by side", "6. 모두 나란히"},
 #include "src/text/catalogue_exercises.inc"
+#include "src/text/catalogue_web.inc"
 };
 
 bool by_id(const Entry& a, const Entry& b) { return a.id < b.id; }

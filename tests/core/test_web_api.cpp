@@ -1,0 +1,140 @@
+// The browser bench's entry point (src/web/api.cpp), natively: what the page
+// sends and what it gets back, against the same work done directly.
+#include <seqgrad_catch.hpp>
+
+#include <set>
+
+#include "src/inspect/paths.h"
+#include "src/labs/lab.h"
+#include "src/nn/choices.h"
+#include "src/text/catalogue.h"
+#include "src/train/config.h"
+#include "src/train/trainer.h"
+#include "src/web/api.h"
+
+using nlohmann::json;
+namespace web = seqgrad::web;
+
+namespace {
+
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("web: hello lists the models, tasks and labs, and the page's words in both languages") {
+  const json h = web::handle({{"cmd", "hello"}}, {});
+  CHECK(h["models"] == json(seqgrad::nn::choices::kinds));
+  bool recall = false;
+  for (const json& t : h["tasks"]) recall |= t["name"] == "recall" && t["len"].get<int>() > 0;
+  CHECK(recall);
+  REQUIRE(h["labs"].size() == seqgrad::labs::all_labs().size());
+  for (std::size_t i = 0; i < h["labs"].size(); ++i) {
+    const auto& lab = seqgrad::labs::all_labs()[i];
+    INFO(lab.name);
+    CHECK(h["labs"][i]["name"] == lab.name);
+    CHECK(h["labs"][i]["claim"]["en"] == lab.claim);  // the CLI's claim is the catalogue's English
+    const std::string ko = h["labs"][i]["claim"]["ko"];
+    CHECK(ko != lab.claim);
+    CHECK(count(ko, "\xEB") + count(ko, "\xEC") > 0);  // Hangul syllables start with bytes EA..ED
+  }
+  std::set<std::string> en_keys, ko_keys;
+  for (const auto& [k, v] : h["strings"]["en"].items()) en_keys.insert(k);
+  for (const auto& [k, v] : h["strings"]["ko"].items()) ko_keys.insert(k);
+  CHECK(en_keys == ko_keys);
+  CHECK(en_keys.count("train.start") == 1);
+  CHECK(h["strings"]["ko"]["train.start"] != h["strings"]["en"]["train.start"]);
+}
+
+TEST_CASE("web: train is `seqgrad train` with progress posted on the way") {
+  std::vector<json> posts;
+  const json request = {{"cmd", "train"}, {"model", "transformer"}, {"task", "recall"}, {"len", 8}, {"steps", 40},
+                        {"seed", 3},      {"d_model", 16},          {"lang", "ko"}};
+  const json r = web::handle(request, [&](const json& m) { posts.push_back(m); });
+
+  // The same run done directly, as the CLI does it: the same figures to the last bit.
+  seqgrad::train::TrainConfig c = seqgrad::train::fresh_config("transformer", {"recall", 8, "", ""}, 16, 40, 3);
+  const seqgrad::train::TrainResult direct = seqgrad::train::run_training(c, {});
+  CHECK(r["eval"]["token_acc"].get<double>() == *direct.eval.token_acc);
+  CHECK(r["eval"]["loss"].get<double>() == direct.eval.loss);
+  CHECK(r["first_loss"].get<double>() == direct.log.front().loss);
+  CHECK(r["final_loss"].get<double>() == direct.log.back().loss);
+  CHECK(r["params"].get<std::size_t>() == direct.params);
+  CHECK(r["steps"] == 40);
+
+  // Progress: at least the last step, its loss the log's; the gradient every 2 steps from 0 to 40.
+  std::vector<json> progress, grads;
+  for (const json& m : posts) (m["type"] == "progress" ? progress : grads).push_back(m);
+  REQUIRE_FALSE(progress.empty());
+  CHECK(progress.back()["step"] == 40);
+  CHECK(progress.back()["loss"].get<double>() == direct.log.back().loss);
+  CHECK(progress.back()["text"].get<std::string>().find("스텝 40/40") == 0);
+  REQUIRE(grads.size() == 21);
+  CHECK(grads.front()["step"] == 0);
+  CHECK(grads.back()["step"] == 40);
+  CHECK(grads.back()["charts"].size() == 2);
+  CHECK(count(grads.back()["charts"][0].get<std::string>(), "학습 전") == 1);  // the before-training line's name
+
+  // Four heads of the last layer and the last query's row; the path lengths of this model at T = 9.
+  REQUIRE(r["attention"].size() == 5);
+  for (const json& svg : r["attention"]) CHECK(svg.get<std::string>().rfind("<svg", 0) == 0);
+  const auto paths = seqgrad::inspect::measure_paths(*direct.model, 9);
+  CHECK(r["paths"]["len"] == 9);
+  CHECK(r["paths"]["from_first"] == paths.max_path());
+  CHECK(r["paths"]["sequential_ops"] == paths.sequential_ops);
+  CHECK(r["examples"].size() == 4);
+}
+
+TEST_CASE("web: a recurrent model has no attention maps; paths grow for the RNN only") {
+  const json r =
+      web::handle({{"cmd", "train"}, {"model", "gru"}, {"task", "copy"}, {"len", 4}, {"steps", 3}, {"d_model", 8}}, {});
+  CHECK_FALSE(r.contains("attention"));
+  CHECK(r["eval"].contains("seq_acc"));
+  const json p = web::handle({{"cmd", "paths"}}, {});
+  int rnn8 = 0, rnn64 = 0, tf8 = 0, tf64 = 0;
+  for (const json& m : p["data"]) {
+    if (m["model"] == "rnn" && m["T"] == 8) rnn8 = m["path_from_first"];
+    if (m["model"] == "rnn" && m["T"] == 64) rnn64 = m["path_from_first"];
+    if (m["model"] == "transformer" && m["T"] == 8) tf8 = m["path_from_first"];
+    if (m["model"] == "transformer" && m["T"] == 64) tf64 = m["path_from_first"];
+  }
+  CHECK(rnn64 > rnn8 * 4);
+  CHECK(tf64 == tf8);
+  CHECK(p["chart"].get<std::string>().rfind("<svg", 0) == 0);
+}
+
+TEST_CASE("web: a lab answers with its claim in the asked language and its computed verdict") {
+  const json r = web::handle({{"cmd", "lab"}, {"name", "attention-by-hand"}, {"lang", "ko"}}, {});
+  const auto direct = seqgrad::labs::find_lab("attention-by-hand").run();
+  CHECK(r["holds"] == direct.holds);
+  CHECK(r["figures"] == direct.figures);
+  CHECK(r["claim"] == seqgrad::text::tr("lab.attention-by-hand.claim", seqgrad::text::Lang::ko));
+  CHECK(r["verdict"] == (direct.holds ? "성립" : "성립하지 않음"));
+}
+
+TEST_CASE("web: a bad request is one line naming what is wrong") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"not json", "parse error"},
+      {"[1, 2]", "a request is a JSON object with a string 'cmd'"},
+      {R"({"cmd": "fly"})", "unknown cmd 'fly'"},
+      {R"({"cmd": "train", "model": "cnn"})", "'model' is 'cnn'; expected one of rnn, lstm, gru, transformer"},
+      {R"({"cmd": "train", "len": 300})", "'len' must be a whole number from 0 to 256"},
+      {R"({"cmd": "train", "steps": "ten"})", "'steps' must be a whole number from 1 to 20000"},
+      {R"({"cmd": "train", "seed": -1})", "'seed' must be a whole number"},
+      {R"({"cmd": "train", "task": "lookback", "len": 2})", "len for lookback must be between 5"},
+      {R"({"cmd": "train", "lang": "fr"})", "'lang' is 'fr'; expected one of en, ko"},
+      {R"({"cmd": "lab", "name": "nope"})", "nope"},
+      {R"({"cmd": "bench", "workload": "huge"})", "'workload' is 'huge'"},
+  };
+  for (const auto& [request, expected] : cases) {
+    INFO(request);
+    const json answer = json::parse(web::handle_text(request, {}));
+    REQUIRE(answer.contains("error"));
+    const std::string message = answer["error"];
+    CHECK(message.find(expected) != std::string::npos);
+    CHECK(message.find('\n') == std::string::npos);
+  }
+}
