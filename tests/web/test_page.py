@@ -130,8 +130,8 @@ def main():
             fail("the page's first loss is not the command line's")
         native_run = native_train(args.binary)
         print(f"after {RUN['steps']} steps: loss {native_run['final_train_loss']:.6f} and held-out accuracy "
-              f"{native_run['eval_token_acc']:.4f} on the command line, {trained['final_loss']:.6f} and {acc:.4f} "
-              f"in the page")
+              f"{native_run['eval_token_acc']:.4f} on the command line ({native_run['ms_per_step']:.1f} ms a step), "
+              f"{trained['final_loss']:.6f} and {acc:.4f} in the page ({trained['ms_per_step']:.1f} ms a step)")
         if abs(native_run["eval_token_acc"] - acc) > 0.02:
             fail("the page's held-out accuracy is not the command line's")
         log = driver.execute_script("return window.seqgradState.progressLog")
