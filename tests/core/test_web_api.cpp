@@ -110,7 +110,7 @@ TEST_CASE("web: a lab answers with its claim in the asked language and its compu
   const json r = web::handle({{"cmd", "lab"}, {"name", "attention-by-hand"}, {"lang", "ko"}}, {});
   const auto direct = seqgrad::labs::find_lab("attention-by-hand").run();
   CHECK(r["holds"] == direct.holds);
-  CHECK(r["figures"] == direct.figures);
+  CHECK(r["figures"] == json::parse(direct.figures.dump()));  // ordered_json vs json
   CHECK(r["claim"] == seqgrad::text::tr("lab.attention-by-hand.claim", seqgrad::text::Lang::ko));
   CHECK(r["verdict"] == (direct.holds ? "성립" : "성립하지 않음"));
 }
