@@ -1,5 +1,8 @@
 // seqgrad lab: the chapter's claims, each run as an experiment with a computed verdict.
 #include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 
@@ -29,13 +32,34 @@ std::vector<std::vector<double>> parse_vectors(const std::string& text) {
   return out;
 }
 
+// Asks the lab's question on standard output and reads the answer from
+// standard input, asking again after an answer that is not in the form asked
+// for. An empty line shows the figures without grading.
+std::string read_answer(const labs::Lab& lab) {
+  fmt::print("{} ({})\nquestion: {}\n", lab.name, lab.source, lab.question->text);
+  for (;;) {
+    fmt::print("your answer ({}; empty to see the figures): ", lab.question->format);
+    std::fflush(stdout);
+    std::string line;
+    if (!std::getline(std::cin, line)) throw std::invalid_argument("--predict: no answer on standard input");
+    if (!::isatty(0)) fmt::print("{}\n", line);  // typed on a terminal, it is on the screen already
+    if (line.find_first_not_of(" \t\r") == std::string::npos) return "";
+    try {
+      labs::parse_answer_numbers(line, lab.question->format);
+      return line;
+    } catch (const std::invalid_argument& e) {
+      fmt::print("{}\n", e.what());
+    }
+  }
+}
+
 }  // namespace
 
 void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands) {
   struct Args {
-    std::string name, vectors;
+    std::string name, vectors, answer;
     int query = 0;
-    bool list = false, json = false;
+    bool list = false, json = false, predict = false, reveal = false;
   };
   auto a = std::make_shared<Args>();
   auto* lab = app.add_subcommand("lab", "run one of the chapter's claims as an experiment and say whether it holds");
@@ -47,6 +71,14 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
   lab->add_option("--query", a->query, "attention-by-hand: which of --vectors is the query (from 0)")
       ->capture_default_str()
       ->needs(vectors);
+  auto* answer = lab->add_option("--answer", a->answer,
+                                 "a lab that answers a self-check question (attention-by-hand, quadratic-cost): "
+                                 "your answer, graded before the figures are shown; exit 0 when it is right");
+  auto* predict = lab->add_flag("--predict", a->predict,
+                                "ask for your answer on the terminal first (the default there for such a lab)");
+  auto* reveal = lab->add_flag("--reveal", a->reveal, "show the figures without asking for your answer");
+  answer->excludes(predict)->excludes(reveal)->excludes(vectors);
+  predict->excludes(reveal)->excludes(vectors);
   commands.emplace_back(lab, [a, vectors] {
     if (vectors->count() > 0 && a->vectors.find_first_not_of(" \t") == std::string::npos) {
       throw std::invalid_argument("--vectors is empty; write vectors as 1,0 0.9,0.1 0,1");
@@ -67,7 +99,23 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
     if ((!a->vectors.empty() || a->query != 0) && a->name != "attention-by-hand") {
       throw std::invalid_argument("--vectors and --query are for the attention-by-hand lab");
     }
+    const bool asked = !a->answer.empty() || a->predict;
+    if (asked && !l.question) {
+      std::string which;
+      for (const auto& other : labs::all_labs())
+        if (other.question) which += (which.empty() ? "" : ", ") + other.name;
+      throw std::invalid_argument("the lab " + l.name + " asks no question; --answer and --predict are for " + which);
+    }
+    if (a->answer.find_first_not_of(" \t") == std::string::npos && !a->answer.empty())
+      throw std::invalid_argument("--answer is empty");
+    // On a terminal, a lab that answers a self-check question asks for the student's answer first.
+    const bool ask = a->predict || (l.question && a->answer.empty() && !a->reveal && !a->json && a->vectors.empty() &&
+                                    ::isatty(0) && ::isatty(1));
+    std::string given = a->answer;
+    if (ask) given = read_answer(l);
     labs::LabResult r = a->vectors.empty() ? l.run() : labs::attention_by_hand(parse_vectors(a->vectors), a->query);
+    std::optional<labs::Grade> grade;
+    if (!given.empty()) grade = l.question->grade(given, r);
     if (!a->vectors.empty()) {
       r.name = l.name;
       r.claim =
@@ -76,12 +124,19 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
     }
     if (a->json) {
       nlohmann::ordered_json j = {{"name", r.name}, {"claim", r.claim}, {"figures", r.figures}, {"holds", r.holds}};
+      if (grade) j["answer"] = {{"given", given}, {"right", grade->right}, {"message", grade->message}};
       std::cout << j.dump(2) << "\n";
     } else {
-      fmt::print("{} ({})\nclaim: {}\n\n", r.name, l.source, r.claim);
+      if (!ask) fmt::print("{} ({})\n", r.name, l.source);  // read_answer printed it with the question
+      if (grade) {
+        if (!ask) fmt::print("question: {}\nyour answer: {}\n", l.question->text, given);
+        fmt::print("{}\n\n", grade->message);
+      }
+      fmt::print("claim: {}\n\n", r.claim);
       for (const auto& line : r.lines) fmt::print("  {}\n", line);
       fmt::print("\n{}\n", r.holds ? "the claim holds on these figures" : "the claim does NOT hold on these figures");
     }
+    if (grade) return grade->right && r.holds ? 0 : 1;
     return r.holds ? 0 : 1;
   });
 }

@@ -2,6 +2,7 @@
 // divided by sqrt(d_k), what attention without positions cannot tell apart,
 // and what the n x n scores cost.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <chrono>
 #include <cmath>
 
@@ -25,34 +26,44 @@ LabResult attention_by_hand(const std::vector<std::vector<double>>& vectors, int
   const ag::Tensor X({n, d}, data);  // every word's vector: keys and values
   const ag::Tensor q = ag::select(X, 0, query);
   const ag::Tensor scores = ag::matmul(ag::reshape(q, {1, d}), ag::transpose(X));  // (1, n): q . x_j
-  const ag::Tensor weights = ag::softmax(scores);
-  const ag::Tensor mixed = ag::matmul(weights, X);  // (1, d): the query's new vector
+  auto values = [](const ag::Tensor& t) { return std::vector<double>(t.data().begin(), t.data().end()); };
+  // The chapter's formula divides the scores by sqrt(d) before the softmax; the
+  // self-check's hand computation is often done without: both are shown.
+  const ag::Tensor weights =
+      ag::softmax(ag::mul(scores, static_cast<ag::Scalar>(1 / std::sqrt(static_cast<double>(d)))));
+  const ag::Tensor weights_unscaled = ag::softmax(scores);
   LabResult r;
-  std::vector<double> s(scores.data().begin(), scores.data().end()), w(weights.data().begin(), weights.data().end()),
-      m(mixed.data().begin(), mixed.data().end());
+  const std::vector<double> s = values(scores), w = values(weights), wu = values(weights_unscaled),
+                            m = values(ag::matmul(weights, X)), mu = values(ag::matmul(weights_unscaled, X));
+  r.figures["d"] = d;
   r.figures["scores"] = s;
   r.figures["weights"] = w;
   r.figures["new_vector"] = m;
+  r.figures["weights_unscaled"] = wu;
+  r.figures["new_vector_unscaled"] = mu;
   const int top = static_cast<int>(std::max_element(w.begin(), w.end()) - w.begin());
   r.figures["largest_weight_on"] = top;
-  for (int j = 0; j < n; ++j)
-    r.lines.push_back(fmt::format("vector {}: score {:.3f}, weight {:.3f}", j, s[static_cast<std::size_t>(j)],
-                                  w[static_cast<std::size_t>(j)]));
-  std::string nv;
-  for (double x : m) nv += (nv.empty() ? "" : ", ") + fmt::format("{:.3f}", x);
-  r.lines.push_back("new vector of the query: (" + nv + ")");
-  // The claim: the weights follow the scores (softmax keeps their order) and
-  // the most similar vector, by dot product, contributes most.
-  bool ordered = true;
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j)
-      if (s[static_cast<std::size_t>(i)] > s[static_cast<std::size_t>(j)] &&
-          !(w[static_cast<std::size_t>(i)] > w[static_cast<std::size_t>(j)]))
-        ordered = false;
+  r.lines.push_back(fmt::format("the chapter's formula: weights = softmax(q.k / sqrt(d)), d = {}", d));
+  for (std::size_t j = 0; j < s.size(); ++j)
+    r.lines.push_back(
+        fmt::format("vector {}: score {:.3f}, weight {:.3f}   (without / sqrt(d): {:.3f})", j, s[j], w[j], wu[j]));
+  r.lines.push_back(fmt::format("new vector of the query: ({:.3f})   (without / sqrt(d): ({:.3f}))", fmt::join(m, ", "),
+                                fmt::join(mu, ", ")));
+  // The claim: with or without the scaling, the weights follow the scores
+  // (softmax keeps their order) and sum to 1.
+  auto ordered_and_normalised = [&](const std::vector<double>& weight) {
+    double total = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      total += weight[i];
+      for (std::size_t j = 0; j < s.size(); ++j)
+        if (s[i] > s[j] && !(weight[i] > weight[j])) return false;
+    }
+    return std::abs(total - 1) < 1e-5;
+  };
   double total = 0;
   for (double x : w) total += x;
   r.figures["weights_sum"] = total;
-  r.holds = ordered && std::abs(total - 1) < 1e-5;
+  r.holds = ordered_and_normalised(w) && ordered_and_normalised(wu);
   return r;
 }
 
@@ -69,8 +80,64 @@ LabResult chapter_example() {
                             std::abs(s[2].get<double>()) < 1e-6;
   r.holds = r.holds && scores_right && w[0].get<double>() + w[1].get<double>() > 2 * w[2].get<double>() &&
             m[0].get<double>() > m[1].get<double>();
+  const auto& wu = r.figures["weights_unscaled"];
+  r.holds = r.holds && wu[0].get<double>() + wu[1].get<double>() > 2 * wu[2].get<double>();
   r.lines.insert(r.lines.begin(), "a = (1, 0), b = (0.9, 0.1), c = (0, 1); a is the query");
   return r;
+}
+
+// Self-check 2 by hand: the weights (with the chapter's 1/sqrt(d) or without)
+// or the scores before the softmax, one number per vector, to two decimals.
+Grade grade_by_hand(const std::string& answer, const LabResult& r) {
+  const std::string format = "one number per vector (a, b, c), e.g. 0.5,0.3,0.2";
+  const std::vector<double> given = parse_answer_numbers(answer, format);
+  auto list = [](const nlohmann::ordered_json& v) {
+    return fmt::format("{:.3f}", fmt::join(v.get<std::vector<double>>(), ", "));
+  };
+  const auto &s = r.figures["scores"], &w = r.figures["weights"], &wu = r.figures["weights_unscaled"];
+  if (given.size() != s.size())
+    throw std::invalid_argument(fmt::format("the answer has {} numbers; write {}", given.size(), format));
+  // Two decimals, as by hand: within 0.011 of each figure.
+  auto matches = [&](const nlohmann::ordered_json& v) {
+    for (std::size_t i = 0; i < given.size(); ++i)
+      if (std::abs(given[i] - v[i].get<double>()) > 0.011) return false;
+    return true;
+  };
+  if (matches(w))
+    return {true, fmt::format("right: the weights of the chapter's formula, softmax(q.k / sqrt(d)); without the "
+                              "1/sqrt(d) they would be {}",
+                              list(wu))};
+  if (matches(wu))
+    return {true, fmt::format("right: the weights of the plain dot products, softmax(q.k); the chapter's formula "
+                              "divides by sqrt(d) first and gets {}",
+                              list(w))};
+  if (matches(s))
+    return {true, fmt::format("right: the scores before the softmax, the dot products the chapter's question asks "
+                              "for; the weights after it are {} with the chapter's 1/sqrt(d), {} without",
+                              list(w), list(wu))};
+  return {false, fmt::format("not right: the scores are the dot products {}; the weights, softmax(q.k / sqrt(d)), "
+                             "are {} ({} without the 1/sqrt(d))",
+                             list(s), list(w), list(wu))};
+}
+
+// Self-check 4: how many times the work for ten times the tokens.
+Grade grade_growth(const std::string& answer, const LabResult& r) {
+  const std::string format = "one number, how many times the work, e.g. 4";
+  const std::vector<double> given = parse_answer_numbers(answer, format);
+  if (given.size() != 1)
+    throw std::invalid_argument(fmt::format("the answer has {} numbers; write {}", given.size(), format));
+  const double attention = r.figures["attention_flops_ratio"], rnn = r.figures["rnn_flops_ratio"];
+  if (std::abs(given[0] / attention - 1) < 0.1)
+    return {true, fmt::format("right: one score per pair of tokens, n x n, so ten times the tokens is x{:.0f} the "
+                              "work (counted here: x{:.1f}); the RNN's grows x{:.1f}",
+                              given[0], attention, rnn)};
+  if (std::abs(given[0] / rnn - 1) < 0.1)
+    return {false, fmt::format("not right: x{:.0f} is the RNN's growth, one step per token; attention computes one "
+                               "score per pair of tokens, n x n, so ten times the tokens is x{:.1f} the work",
+                               given[0], attention)};
+  return {false, fmt::format("not right: attention computes one score per pair of tokens, n x n, so ten times the "
+                             "tokens is (10n)^2 / n^2 = x{:.1f} the work (counted here)",
+                             attention)};
 }
 
 // Variance of q.k for unit-variance q and k, against d_k, with and without the
@@ -239,9 +306,14 @@ LabResult quadratic_cost() {
 }  // namespace
 
 void add_attention_labs(std::vector<Lab>& labs) {
-  labs.push_back({"attention-by-hand", "chapter 17, self-check 2", claim("attention-by-hand"), chapter_example});
+  labs.push_back({"attention-by-hand", "chapter 17, self-check 2", claim("attention-by-hand"), chapter_example,
+                  Question{"a = (1,0), b = (0.9,0.1), c = (0,1), and a is the query: what are the scores of a, b "
+                           "and c (the dot products, before the softmax), or, one step further, their weights?",
+                           "one number per vector (a, b, c), e.g. 0.5,0.3,0.2", grade_by_hand}});
   labs.push_back({"no-position", "chapter 17, self-check 3", claim("no-position"), no_position});
-  labs.push_back({"quadratic-cost", "chapter 17, self-check 4", claim("quadratic-cost"), quadratic_cost});
+  labs.push_back({"quadratic-cost", "chapter 17, self-check 4", claim("quadratic-cost"), quadratic_cost,
+                  Question{"a sentence ten times as long: how many times the work for attention's scores?",
+                           "one number, how many times the work, e.g. 4", grade_growth}});
   labs.push_back({"sqrt-dk", "paper analysis: dividing by sqrt(d_k)", claim("sqrt-dk"), sqrt_dk});
 }
 

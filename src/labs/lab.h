@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,12 +19,30 @@ struct LabResult {
   bool holds = false;
 };
 
+// A self-check question of the chapter that a lab answers: the student's own
+// answer, given before the lab shows its figures, is graded against them.
+struct Grade {
+  bool right = false;
+  std::string message;  // one line: what was right, or what the answer is and why
+};
+struct Question {
+  std::string text;    // the question, as the lab asks it
+  std::string format;  // how to write the answer, with an example
+  // Throws std::invalid_argument (one line) for an answer not in `format`.
+  std::function<Grade(const std::string& answer, const LabResult& result)> grade;
+};
+
 struct Lab {
   std::string name;
   std::string source;  // where the claim comes from: "chapter 17, self-check 2", "paper analysis: sqrt(d_k)"
   std::string claim;
   std::function<LabResult()> run;
+  std::optional<Question> question = std::nullopt;  // the labs that answer a self-check question
 };
+
+// The numbers of an answer, separated by commas or spaces; a trailing 'x' on
+// each is allowed ("100x"). Throws std::invalid_argument naming `format`.
+std::vector<double> parse_answer_numbers(const std::string& answer, const std::string& format);
 
 const std::vector<Lab>& all_labs();
 const Lab& find_lab(const std::string& name);  // throws std::invalid_argument listing the names

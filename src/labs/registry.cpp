@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "src/labs/registry.h"
@@ -34,6 +35,37 @@ const std::vector<Lab>& all_labs() {
     return l;
   }();
   return labs;
+}
+
+std::vector<double> parse_answer_numbers(const std::string& answer, const std::string& format) {
+  std::vector<double> out;
+  std::string word;
+  auto take = [&] {
+    if (word.empty()) return;
+    std::string number = word;
+    if (number.size() > 1 && (number.back() == 'x' || number.back() == 'X')) number.pop_back();
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(number, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != number.size() || !std::isfinite(x))
+      throw std::invalid_argument("the answer '" + answer + "': '" + word + "' is not a number; write " + format);
+    out.push_back(x);
+    word.clear();
+  };
+  for (char c : answer) {
+    if (c == ',' || c == ' ' || c == '\t') {
+      take();
+    } else {
+      word += c;
+    }
+  }
+  take();
+  if (out.empty()) throw std::invalid_argument("the answer is empty; write " + format);
+  return out;
 }
 
 const Lab& find_lab(const std::string& name) {

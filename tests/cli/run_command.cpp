@@ -19,12 +19,13 @@ std::string slurp(const std::string& path) {
 }
 }  // namespace
 
-CommandResult run_seqgrad(const std::string& args) {
+CommandResult run_seqgrad(const std::string& args, const std::string& input) {
   char dir_template[] = "/tmp/seqgrad-cli-XXXXXX";
   const char* dir = mkdtemp(dir_template);
   if (!dir) return {};
-  const std::string out = std::string(dir) + "/out", err = std::string(dir) + "/err";
-  const std::string cmd = std::string("'") + SEQGRAD_BINARY + "' " + args + " >" + out + " 2>" + err + " </dev/null";
+  const std::string out = std::string(dir) + "/out", err = std::string(dir) + "/err", in = std::string(dir) + "/in";
+  std::ofstream(in, std::ios::binary) << input;
+  const std::string cmd = std::string("'") + SEQGRAD_BINARY + "' " + args + " >" + out + " 2>" + err + " <" + in;
   const int status = std::system(cmd.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -32,6 +33,7 @@ CommandResult run_seqgrad(const std::string& args) {
   r.err = slurp(err);
   std::remove(out.c_str());
   std::remove(err.c_str());
+  std::remove(in.c_str());
   rmdir(dir);
   return r;
 }

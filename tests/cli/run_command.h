@@ -12,6 +12,7 @@ struct CommandResult {
 };
 
 // args are passed to the shell after the binary's path: quote them as for sh.
-CommandResult run_seqgrad(const std::string& args);
+// Standard input is `input` (empty by default), never the terminal.
+CommandResult run_seqgrad(const std::string& args, const std::string& input = "");
 
 }  // namespace test

@@ -53,7 +53,7 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 98 invocations in its table",
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 105 invocations in its table",
           "[cli][errors]") {
   prepare();
   const std::string d = kDir;
@@ -79,6 +79,15 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 98
       {"lab rope --vectors \"1,0 0,1\"", 2, "--vectors and --query are for the attention-by-hand lab"},
       {"lab attention-by-hand --query 2", 2, "--query requires --vectors"},
       {"lab attention-by-hand --vectors \"\"", 2, "--vectors is empty"},
+      {"lab rope --answer 1", 2,
+       "the lab rope asks no question; --answer and --predict are for attention-by-hand, "
+       "quadratic-cost"},
+      {"lab attention-by-hand --answer 0.4,0.4", 2, "the answer has 2 numbers; write one number per vector"},
+      {"lab attention-by-hand --answer a,b,c", 2, "'a' is not a number; write one number per vector"},
+      {"lab attention-by-hand --answer \" \"", 2, "--answer is empty"},
+      {"lab quadratic-cost --answer 100 --reveal", 2, "--answer excludes --reveal"},
+      {"lab attention-by-hand --answer 1,1,1 --vectors \"1,0 0,1\"", 2, "--vectors excludes --answer"},
+      {"lab quadratic-cost --predict", 2, "--predict: no answer on standard input"},
       {"train --task words --len 5000", 2, "--len: Value 5000 not in range"},
       {"train --task lookback --len 3", 2, "--len for lookback must be between 5 and 4096, got 3"},
       {"train --lr -1", 2, "--lr: must be a finite number > 0"},
@@ -180,5 +189,5 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 98
     crashes += r.exit_code > 2;
   }
   CHECK(crashes == 0);
-  CHECK(cases.size() == 98);  // the count in this test's name
+  CHECK(cases.size() == 105);  // the count in this test's name
 }

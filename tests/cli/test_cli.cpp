@@ -430,6 +430,32 @@ TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
   CHECK(bad.err.find("unknown lab 'frob'") != std::string::npos);
 }
 
+TEST_CASE("seqgrad lab --answer and --predict grade a self-check against the lab's figures", "[cli][labs]") {
+  const auto right = run_seqgrad("lab attention-by-hand --answer 0.41,0.38,0.20");
+  CHECK(right.exit_code == 0);
+  CHECK(right.out.find("your answer: 0.41,0.38,0.20\nright: the weights of the chapter's formula") !=
+        std::string::npos);
+  CHECK(right.out.find("the claim holds on these figures") != std::string::npos);
+  const auto wrong = run_seqgrad("lab quadratic-cost --answer 10 --json");
+  CHECK(wrong.exit_code == 1);  // a wrong answer fails, as a script or a teacher's checker would want
+  const auto j = nlohmann::json::parse(wrong.out);
+  CHECK(j["holds"] == true);
+  CHECK(j["answer"]["given"] == "10");
+  CHECK(j["answer"]["right"] == false);
+  CHECK(j["answer"]["message"].get<std::string>().find("is the RNN's growth") != std::string::npos);
+  // --predict reads the answer from standard input, asking again after one that is not a number.
+  const auto asked = run_seqgrad("lab quadratic-cost --predict", "ten\n100\n");
+  CHECK(asked.exit_code == 0);
+  CHECK(asked.out.find("question: a sentence ten times as long") != std::string::npos);
+  CHECK(asked.out.find("'ten' is not a number") != std::string::npos);
+  CHECK(asked.out.find("100\nright: one score per pair of tokens") != std::string::npos);
+  // An empty answer shows the figures without grading; off a terminal nothing is asked.
+  const auto skipped = run_seqgrad("lab quadratic-cost --predict", "\n");
+  CHECK(skipped.exit_code == 0);
+  CHECK(skipped.out.find("right") == std::string::npos);
+  CHECK(run_seqgrad("lab attention-by-hand").out.find("question:") == std::string::npos);
+}
+
 TEST_CASE("the AVX-512 and the generic matmul kernels train to the same bits (with FMA in both)", "[cli][kernels]") {
   const std::string args =
       "train --model transformer --task copy --len 5 --d-model 32 --steps 30 --eval-size 64 --json --out " +

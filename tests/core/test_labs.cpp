@@ -28,12 +28,56 @@ TEST_CASE("lab attention-by-hand: the chapter's numbers", "[labs]") {
   CHECK(r.holds);
   CHECK(r.name == "attention-by-hand");
   CHECK(r.claim.find("(1, 0.9, 0)") != std::string::npos);
-  const auto& w = r.figures["weights"];
-  // softmax(1, 0.9, 0) = e^s / (e + e^0.9 + 1)
-  const double z = std::exp(1.0) + std::exp(0.9) + 1;
-  CHECK(w[0].get<double>() == Approx(std::exp(1.0) / z).epsilon(1e-5));
+  // The chapter's formula: softmax(s / sqrt(2)) with s = (1, 0.9, 0); and softmax(s) without the scaling.
+  const double c = 1 / std::sqrt(2.0);
+  const double z = std::exp(c) + std::exp(0.9 * c) + 1, zu = std::exp(1.0) + std::exp(0.9) + 1;
+  const auto &w = r.figures["weights"], &wu = r.figures["weights_unscaled"];
+  CHECK(r.figures["d"] == 2);
+  CHECK(w[0].get<double>() == Approx(std::exp(c) / z).epsilon(1e-5));
   CHECK(w[2].get<double>() == Approx(1 / z).epsilon(1e-5));
-  CHECK(r.figures["new_vector"][0].get<double>() == Approx((std::exp(1.0) + 0.9 * std::exp(0.9)) / z).epsilon(1e-5));
+  CHECK(wu[0].get<double>() == Approx(std::exp(1.0) / zu).epsilon(1e-5));
+  CHECK(wu[2].get<double>() == Approx(1 / zu).epsilon(1e-5));
+  CHECK(r.figures["new_vector"][0].get<double>() == Approx((std::exp(c) + 0.9 * std::exp(0.9 * c)) / z).epsilon(1e-5));
+  CHECK(r.figures["new_vector_unscaled"][0].get<double>() ==
+        Approx((std::exp(1.0) + 0.9 * std::exp(0.9)) / zu).epsilon(1e-5));
+}
+
+TEST_CASE("a self-check answer is graded against the lab's own figures", "[labs]") {
+  const labs::Lab& hand = labs::find_lab("attention-by-hand");
+  REQUIRE(hand.question);
+  const labs::LabResult r = hand.run();
+  auto grade = [&](const labs::Lab& lab, const labs::LabResult& result, const std::string& answer) {
+    return lab.question->grade(answer, result);
+  };
+  CHECK(grade(hand, r, "0.41, 0.38, 0.20").right);  // with the chapter's 1/sqrt(d)
+  CHECK(grade(hand, r, "0.44 0.40 0.16").right);    // the plain softmax of the dot products
+  CHECK(grade(hand, r, "0.44 0.40 0.16").message.find("divides by sqrt(d)") != std::string::npos);
+  CHECK(grade(hand, r, "1, 0.9, 0").right);  // the scores before the softmax, as the chapter asks
+  CHECK(grade(hand, r, "1, 0.9, 0").message.find("the scores before the softmax") != std::string::npos);
+  CHECK_FALSE(grade(hand, r, "0.9, 1, 0").right);
+  CHECK_FALSE(grade(hand, r, "0.5,0.3,0.2").right);
+  CHECK_FALSE(grade(hand, r, "0.33,0.33,0.33").right);
+  CHECK_FALSE(grade(hand, r, "0.43,0.38,0.20").right);  // 0.02 off on one weight: not two decimals of either
+  CHECK_THROWS_WITH(grade(hand, r, "0.4,0.4"), Catch::Contains("has 2 numbers"));
+  CHECK_THROWS_WITH(grade(hand, r, "a,b,c"), Catch::Contains("'a' is not a number"));
+  CHECK_THROWS_WITH(grade(hand, r, "  "), Catch::Contains("the answer is empty"));
+  // The answer is graded against the figures it is given, not a typed-in key.
+  labs::LabResult other = r;
+  other.figures["weights"] = {0.5, 0.3, 0.2};
+  other.figures["weights_unscaled"] = {0.6, 0.3, 0.1};
+  CHECK(grade(hand, other, "0.5,0.3,0.2").right);
+  CHECK_FALSE(grade(hand, other, "0.41, 0.38, 0.20").right);
+
+  const labs::Lab& cost = labs::find_lab("quadratic-cost");
+  REQUIRE(cost.question);
+  const labs::LabResult q = cost.run();
+  CHECK(grade(cost, q, "100").right);
+  CHECK(grade(cost, q, "100x").right);
+  CHECK_FALSE(grade(cost, q, "10").right);
+  CHECK(grade(cost, q, "10").message.find("RNN's growth") != std::string::npos);
+  CHECK_FALSE(grade(cost, q, "1000").right);
+  CHECK_THROWS_WITH(grade(cost, q, "10,100"), Catch::Contains("has 2 numbers"));
+  CHECK_FALSE(labs::find_lab("two-walls").question);
 }
 
 TEST_CASE("attention by hand takes the user's vectors, and a verdict can come out false", "[labs]") {
