@@ -150,6 +150,7 @@ class LmTask : public Task {
 
     info_.name = name;
     info_.text = true;
+    info_.teacher_forced = true;
     info_.separator = words ? " " : "";
     info_.len = info_.seq_len = len;
     info_.vocab = info_.out_dim = static_cast<int>(alphabet_.size());

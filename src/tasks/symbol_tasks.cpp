@@ -29,6 +29,7 @@ class CopyTask : public Task {
     info_.seq_len = 2 * L;
     info_.vocab = info_.out_dim = 11;
     info_.sequence_metric = true;
+    info_.teacher_forced = true;
     info_.input = "L random symbols from 1..10, the separator 0, then the answer so far (teacher forcing)";
     info_.target = variant_ == "copy"      ? "the L symbols again"
                    : variant_ == "reverse" ? "the L symbols in reverse order"

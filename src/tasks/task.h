@@ -32,6 +32,7 @@ struct TaskInfo {
   bool regression = false;
   bool sequence_metric = false;       // exact-sequence accuracy means something (several scored positions)
   bool text = false;                  // lm, words: drawn from a text; `sample` can continue a prompt
+  bool teacher_forced = false;        // the input at t+1 is the target at t: only a causal model may train on it
   std::string separator = " ";        // between tokens shown in a row: "" for characters
   std::string input, target, scored;  // one line each, for people
   std::string chance_metric;          // "token_acc", "mse" or "loss": what `chance` measures

@@ -245,6 +245,12 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     task = tasks::make_task(config.task);
     complete_from_task(config, task->info());
     config.validate();
+    // Without the causal mask, position t of such a task sees the input at
+    // t+1, which is its own target: the model would learn to copy the answer.
+    if (config.model.kind == "transformer" && !config.model.causal && task->info().teacher_forced)
+      throw std::invalid_argument("--no-causal on " + task->info().name +
+                                  " would let each position read its own answer (the input at t+1 is the target "
+                                  "at t); use it on recall, lookback, modsum, copy-memory or adding");
   }
   if (!options.text.empty()) config.task.text_path = std::filesystem::absolute(options.text).string();
   const tasks::TaskInfo& info = task->info();

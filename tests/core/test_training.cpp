@@ -68,6 +68,21 @@ TEST_CASE("adding at length 10: the Transformer beats the 0.167 baseline", "[tra
   CHECK_FALSE(r.eval.token_acc);
 }
 
+TEST_CASE("without the causal mask, a task whose next input is the target is refused", "[training]") {
+  for (const char* task : {"copy", "reverse", "sort", "lm", "words"}) {
+    train::TrainConfig c = tiny("transformer", task, 5, 1);
+    c.model.causal = false;
+    INFO(task);
+    CHECK_THROWS_WITH(train::run_training(c, {}), Catch::Contains("would let each position read its own answer"));
+  }
+  for (const char* task : {"recall", "lookback", "modsum", "copy-memory"}) {
+    train::TrainConfig c = tiny("transformer", task, 5, 1);
+    c.model.causal = false;
+    INFO(task);
+    CHECK_NOTHROW(train::run_training(c, {}));
+  }
+}
+
 TEST_CASE("the same seed gives bitwise the same loss curve; another seed another", "[training]") {
   const train::TrainResult a = train::run_training(tiny("lstm", "copy", 3, 15), {});
   const train::TrainResult b = train::run_training(tiny("lstm", "copy", 3, 15), {});
