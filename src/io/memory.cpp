@@ -1,5 +1,11 @@
 #include "src/io/memory.h"
 
+#if defined(__GLIBC__) || defined(__EMSCRIPTEN__)
+#include <malloc.h>
+#elif defined(__APPLE__)
+#include <malloc/malloc.h>
+#endif
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -66,6 +72,26 @@ std::string human_bytes(double bytes) {
   else
     std::snprintf(buf, sizeof buf, "%.0f MB", std::ceil(bytes / 1e6));
   return buf;
+}
+
+}  // namespace seqgrad::io
+
+namespace seqgrad::io {
+
+double heap_in_use_bytes() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<double>(m.uordblks) + static_cast<double>(m.hblkhd);  // the arenas' chunks and mmap'd blocks
+#elif defined(__EMSCRIPTEN__)
+  const struct mallinfo m = mallinfo();
+  return static_cast<double>(m.uordblks);
+#elif defined(__APPLE__)
+  malloc_statistics_t s;
+  malloc_zone_statistics(nullptr, &s);  // every zone
+  return static_cast<double>(s.size_in_use);
+#else
+  return -1;
+#endif
 }
 
 }  // namespace seqgrad::io

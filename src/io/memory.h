@@ -14,3 +14,14 @@ double available_memory_bytes();
 std::string human_bytes(double bytes);
 
 }  // namespace seqgrad::io
+
+namespace seqgrad::io {
+
+// Bytes of the heap this process holds in live allocations now, as the C
+// library's allocator counts them (glibc's mallinfo2, emscripten's mallinfo,
+// macOS's malloc zones); negative where it cannot be read. Freed memory that
+// the allocator keeps for later is not counted: the difference of two readings
+// is what was allocated and not yet freed in between.
+double heap_in_use_bytes();
+
+}  // namespace seqgrad::io

@@ -13,5 +13,6 @@ void add_attention_labs(std::vector<Lab>& labs);  // attention_labs.cpp
 void add_position_labs(std::vector<Lab>& labs);   // position_labs.cpp
 void add_chain_labs(std::vector<Lab>& labs);      // chain_labs.cpp
 void add_training_labs(std::vector<Lab>& labs);   // training_labs.cpp
+void add_chapter_labs(std::vector<Lab>& labs);    // chapter_labs.cpp
 
 }  // namespace seqgrad::labs

@@ -1,4 +1,6 @@
 // Every lab is a test: its verdict, computed from its figures, must hold.
+#include <cmath>
+
 #include "seqgrad_catch.hpp"
 
 #include "src/labs/lab.h"
@@ -22,6 +24,54 @@ TEST_CASE("lab qk-asymmetry holds", "[labs]") { CHECK(labs::find_lab("qk-asymmet
 TEST_CASE("trained lab gates holds", "[labs][training]") { CHECK(labs::find_lab("gates").run().holds); }
 TEST_CASE("trained lab multi-head holds", "[labs][training]") { CHECK(labs::find_lab("multi-head").run().holds); }
 TEST_CASE("trained lab ffn holds", "[labs][training]") { CHECK(labs::find_lab("ffn").run().holds); }
+
+TEST_CASE("lab shared-weights: counts flat in T but for a learned table, d_model per position", "[labs]") {
+  const auto r = labs::find_lab("shared-weights").run();
+  CHECK(r.holds);
+  for (const char* kind : {"rnn", "lstm", "gru", "transformer (sinusoidal)"}) {
+    const auto n = r.figures[kind]["parameters"].get<std::vector<double>>();
+    INFO(kind);
+    CHECK(n.front() == n.back());
+  }
+  // The vanilla RNN of width 64 on 17 symbols: embedding 17x64, W_x and W_h 64x64, one bias, head 64x17 + 17.
+  CHECK(r.figures["rnn"]["parameters"][0] == 17 * 64 + 2 * 64 * 64 + 64 + 64 * 17 + 17);
+  const auto learned = r.figures["transformer (learned)"]["parameters"].get<std::vector<double>>();
+  CHECK(learned[3] - learned[0] == 64 * (1024 - 16));
+}
+
+TEST_CASE("lab context-vector: the chapter's 은행 in two sentences", "[labs]") {
+  const auto r = labs::find_lab("context-vector").run();
+  CHECK(r.holds);
+  const auto a = r.figures["sentences"][0]["new_vector"].get<std::vector<double>>();
+  const auto b = r.figures["sentences"][1]["new_vector"].get<std::vector<double>>();
+  // The sentences mirror each other: river and money swap, the rest is the same.
+  CHECK(a[0] == Approx(b[1]));
+  CHECK(a[1] == Approx(b[0]));
+  CHECK(a[2] == Approx(b[2]));
+  // By hand: scores (0, 0.5, 0.5, 0.1) / sqrt(4), softmax, then the weighted mean of the river coordinate.
+  const double e0 = 1, e1 = std::exp(0.25), e3 = std::exp(0.05), z = e0 + 2 * e1 + e3;
+  CHECK(a[0] == Approx((e1 * 1 + e1 * 0.5 + e3 * 0.2) / z).epsilon(1e-5));
+  CHECK(r.figures["cos_between_contexts"].get<double>() < 0.99);
+}
+
+TEST_CASE("lab attention-memory: measured on the heap, n^2 against n", "[labs]") {
+  const auto r = labs::find_lab("attention-memory").run();
+  INFO(r.figures.dump());
+  CHECK(r.holds);
+  const auto rnn = r.figures["rnn"]["mib"].get<std::vector<double>>();
+  CHECK(rnn[3] / rnn[0] == Approx(8).epsilon(0.2));  // T x8, memory x8
+}
+
+TEST_CASE("trained lab clipping holds", "[labs][training]") {
+  const auto r = labs::find_lab("clipping").run();
+  INFO(r.figures.dump());
+  CHECK(r.holds);
+}
+TEST_CASE("trained lab attention-learned holds", "[labs][training]") {
+  const auto r = labs::find_lab("attention-learned").run();
+  INFO(r.figures.dump());
+  CHECK(r.holds);
+}
 
 TEST_CASE("lab attention-by-hand: the chapter's numbers", "[labs]") {
   const labs::LabResult r = labs::find_lab("attention-by-hand").run();

@@ -1,0 +1,298 @@
+// Labs for the chapter's claims that are not self-check questions: the RNN's
+// weights shared over time, exploding gradients and clipping, a word's vector
+// changed by its context, what to attend to learned by training, and the
+// memory attention's n x n weights take.
+#include <fmt/core.h>
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "src/io/memory.h"
+#include "src/labs/registry.h"
+#include "src/nn/transformer.h"
+#include "src/train/trainer.h"
+
+namespace seqgrad::labs {
+
+namespace {
+
+nn::ModelConfig model_config(const std::string& kind, int max_len, nn::choices::PositionalEncoding pos) {
+  nn::ModelConfig c;
+  c.kind = kind;
+  c.vocab = c.out_dim = 17;
+  c.d_model = 64;
+  c.layers = 1;
+  c.heads = 4;
+  c.pos = pos;
+  c.max_len = max_len;
+  return c;
+}
+
+// Parameters of the same model built for sentences of 16 to 1024 tokens.
+LabResult shared_weights() {
+  LabResult r;
+  const std::vector<int> lens{16, 64, 256, 1024};
+  struct Row {
+    std::string label, kind;
+    nn::choices::PositionalEncoding pos;
+  };
+  using PE = nn::choices::PositionalEncoding;
+  const std::vector<Row> rows{{"rnn", "rnn", PE::none},
+                              {"lstm", "lstm", PE::none},
+                              {"gru", "gru", PE::none},
+                              {"transformer (sinusoidal)", "transformer", PE::sinusoidal},
+                              {"transformer (learned)", "transformer", PE::learned}};
+  bool recurrent_flat = true, sinusoidal_flat = true, learned_per_position = true;
+  for (const Row& row : rows) {
+    std::vector<double> counts;
+    for (int len : lens)
+      counts.push_back(static_cast<double>(nn::make_model(model_config(row.kind, len, row.pos), 0)->num_parameters()));
+    r.figures[row.label] = {{"len", lens}, {"parameters", counts}};
+    std::string line;
+    for (std::size_t i = 0; i < lens.size(); ++i) line += fmt::format("  T={}: {}", lens[i], counts[i]);
+    r.lines.push_back(fmt::format("{:<25} parameters:{}", row.label, line));
+    const bool flat = std::all_of(counts.begin(), counts.end(), [&](double n) { return n == counts.front(); });
+    if (row.pos == PE::learned) {
+      // One vector of width d_model per position the table can hold.
+      for (std::size_t i = 1; i < lens.size(); ++i)
+        learned_per_position = learned_per_position && counts[i] - counts[0] == 64.0 * (lens[i] - lens[0]);
+    } else if (row.kind == "transformer") {
+      sinusoidal_flat = flat;
+    } else {
+      recurrent_flat = recurrent_flat && flat;
+    }
+  }
+  r.lines.push_back(
+      "width 64, one layer; a recurrent model reuses its W_x, W_h and b at every step, whatever T; a learned position "
+      "table holds one vector per position it can take");
+  r.holds = recurrent_flat && sinusoidal_flat && learned_per_position;
+  return r;
+}
+
+// Plain SGD with a large step on lookback over 20 steps, four seeds, with and
+// without clipping the gradient's norm to 1.
+LabResult clipping() {
+  LabResult r;
+  constexpr double kLr = 0.7;
+  const std::vector<std::uint64_t> seeds{0, 1, 2, 3};
+  std::map<double, std::vector<double>> accuracy;
+  std::map<double, std::vector<double>> largest;
+  std::vector<double> first_loss, unclipped_loss;
+  for (double clip : {0.0, 1.0}) {
+    for (std::uint64_t seed : seeds) {
+      train::TrainConfig c = train::fresh_config("rnn", {"lookback", 20, "", ""}, 64, 300, seed);
+      c.model.init = "identity";
+      c.optim.kind = nn::choices::Optimizer::sgd;
+      c.optim.lr = kLr;
+      c.clip = clip;
+      c.eval_size = 256;
+      double acc = 0, top = 0;
+      try {
+        const train::TrainResult t = train::run_training(c, {});
+        acc = *t.eval.token_acc;
+        for (const auto& s : t.log) top = std::max(top, s.grad_norm);
+        if (clip == 0) {
+          first_loss.push_back(t.log.front().loss);
+          unclipped_loss.push_back(t.eval.loss);
+        }
+      } catch (const std::runtime_error&) {  // weights made non-finite: the run stopped
+        top = INFINITY;
+        if (clip == 0) {
+          first_loss.push_back(0);
+          unclipped_loss.push_back(INFINITY);
+        }
+      }
+      accuracy[clip].push_back(acc);
+      largest[clip].push_back(top);
+    }
+    std::string line;
+    for (std::size_t i = 0; i < seeds.size(); ++i)
+      line += fmt::format("  seed {}: {:.3f} (largest norm {:.1f})", seeds[i], accuracy[clip][i], largest[clip][i]);
+    r.lines.push_back(fmt::format("{:<16}{}", clip == 0 ? "no clipping" : "clipped to 1", line));
+    r.figures[clip == 0 ? "unclipped" : "clipped"] = {
+        {"seed", seeds}, {"accuracy", accuracy[clip]}, {"largest_grad_norm", largest[clip]}};
+  }
+  std::string losses;
+  for (double l : unclipped_loss) losses += fmt::format("{}{:.1f}", losses.empty() ? "" : ", ", l);
+  r.lines.push_back(
+      fmt::format("no clipping, held-out loss at the end: {} (at the first step: {:.2f})", losses, first_loss.front()));
+  r.figures["unclipped"]["first_loss"] = first_loss;
+  r.figures["unclipped"]["final_loss"] = unclipped_loss;
+  r.lines.push_back(fmt::format(
+      "vanilla RNN, width 64, W_h = I, SGD at lr {}, 300 steps on lookback 20; held-out accuracy (chance 0.125) and "
+      "the largest gradient norm of the run, before clipping",
+      kLr));
+  // Unclipped, every seed ends worse than it started; clipped, most seeds learn the task.
+  bool all_diverged = true;
+  for (std::size_t i = 0; i < seeds.size(); ++i) all_diverged = all_diverged && unclipped_loss[i] > first_loss[i];
+  const auto learned = std::count_if(accuracy[1.0].begin(), accuracy[1.0].end(), [](double a) { return a >= 0.9; });
+  r.figures["clipped_seeds_above_90"] = learned;
+  r.holds = all_diverged && learned * 2 > static_cast<long>(seeds.size()) &&
+            *std::max_element(accuracy[0.0].begin(), accuracy[0.0].end()) < 0.5;
+  return r;
+}
+
+// The chapter's 은행 (bank): the same word, with the same vector, in two
+// sentences; attention (softmax(q.k / sqrt(d)), q = k = v = the word vectors)
+// gives it a new vector from each context. Dimensions: river, money, person, act.
+LabResult context_vector() {
+  LabResult r;
+  const std::vector<double> river{1, 0, 0, 0}, money{0, 1, 0, 0}, me{0, 0, 1, 0}, bank{0.5, 0.5, 0, 0};
+  struct Sentence {
+    std::string text;
+    std::vector<std::vector<double>> words;
+  };
+  const std::vector<Sentence> sentences{{"나는 강가 은행에 앉아", {me, river, bank, {0.2, 0, 0, 1}}},
+                                        {"나는 돈을 은행에 맡겨", {me, money, bank, {0, 0.2, 0, 1}}}};
+  auto cosine = [](const std::vector<double>& a, const std::vector<double>& b) {
+    double ab = 0, aa = 0, bb = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) ab += a[i] * b[i], aa += a[i] * a[i], bb += b[i] * b[i];
+    return ab / std::sqrt(aa * bb);
+  };
+  std::vector<std::vector<double>> fresh;
+  r.lines.push_back("word vectors (river, money, person, act): 은행에 = (0.5, 0.5, 0, 0) in both sentences");
+  for (const Sentence& s : sentences) {
+    const LabResult a = attention_by_hand(s.words, 2);  // 은행에 asks
+    const auto v = a.figures["new_vector"].get<std::vector<double>>();
+    fresh.push_back(v);
+    const double to_river = cosine(v, river), to_money = cosine(v, money);
+    r.figures["sentences"].push_back(
+        {{"text", s.text}, {"new_vector", v}, {"cos_river", to_river}, {"cos_money", to_money}});
+    r.lines.push_back(
+        fmt::format("\"{}\": 은행에 becomes ({:.3f}, {:.3f}, {:.3f}, {:.3f}); cos to 강가 {:.3f}, to 돈 {:.3f}", s.text,
+                    v[0], v[1], v[2], v[3], to_river, to_money));
+  }
+  const double between = cosine(fresh[0], fresh[1]);
+  r.figures["cos_between_contexts"] = between;
+  r.lines.push_back(fmt::format("cos between the two new vectors of 은행에: {:.3f} (its word vector: 1.000)", between));
+  const auto& s0 = r.figures["sentences"][0];
+  const auto& s1 = r.figures["sentences"][1];
+  r.holds = s0["cos_river"].get<double>() > s0["cos_money"].get<double>() &&
+            s1["cos_money"].get<double>() > s1["cos_river"].get<double>() && between < 0.99;
+  return r;
+}
+
+// A one-layer Transformer on recall over 16 positions, three seeds: the weight
+// the query gives the key, before training and after.
+LabResult attention_learned() {
+  LabResult r;
+  const auto task = tasks::make_task({"recall", 16, "", ""});
+  const tasks::Batch batch = task->eval_batches(64, 64, 1).front();
+  const int T = batch.T;
+  // The query's weight on the key (position 0), the mean over the sequences:
+  // {averaged over the heads, of the head that gives it most}.
+  auto weight_on_key = [&](const nn::SequenceModel& model) {
+    nn::ForwardOptions o;
+    o.capture.attention = true;
+    const ag::Tensor w = model.forward({batch.B, T, batch.tokens, {}}, o).attention.at(0);  // (B, heads, T, T)
+    const int H = w.shape()[1];
+    double mean = 0, best = 0;
+    for (int b = 0; b < batch.B; ++b) {
+      double top = 0;
+      for (int h = 0; h < H; ++h) {
+        const double x = w.data()[((static_cast<std::size_t>(b) * H + h) * T + (T - 1)) * T];
+        mean += x / H;
+        top = std::max(top, x);
+      }
+      best += top;
+    }
+    return std::pair{mean / batch.B, best / batch.B};
+  };
+  bool holds = true;
+  r.lines.push_back(fmt::format(
+      "the query's weight on the key, 16 positions back (an even share: {:.3f}); mean over heads / the top head",
+      1.0 / T));
+  for (std::uint64_t seed : {0, 1, 2}) {
+    train::TrainConfig c = train::fresh_config("transformer", {"recall", 16, "", ""}, 32, 300, seed);
+    c.model.layers = 1;
+    c.model.heads = 2;
+    c.optim.lr = 3e-3;
+    c.eval_size = 256;
+    complete_from_task(c, task->info());
+    const auto [before_mean, before_top] = weight_on_key(*nn::make_model(c.model, c.seed));
+    const train::TrainResult trained = train::run_training(c, {});
+    const auto [after_mean, after_top] = weight_on_key(*trained.model);
+    const double acc = *trained.eval.token_acc;
+    r.figures["seeds"].push_back({{"seed", seed},
+                                  {"before_mean", before_mean},
+                                  {"before_top_head", before_top},
+                                  {"after_mean", after_mean},
+                                  {"after_top_head", after_top},
+                                  {"accuracy_after", acc}});
+    r.lines.push_back(
+        fmt::format("  seed {}: before training {:.3f} / {:.3f}   after 300 steps {:.3f} / {:.3f}   "
+                    "(held-out accuracy {:.3f})",
+                    seed, before_mean, before_top, after_mean, after_top, acc));
+    // After, the key gets at least three times the weight it got from the random
+    // weights (which need not be an even share), most of one head's.
+    holds = holds && after_mean > 3 * before_mean && after_top > 0.5 && acc > 0.9;
+  }
+  r.figures["even_share"] = 1.0 / T;
+  r.lines.push_back("one layer, width 32, 2 heads, Adam at 3e-3; 64 held-out sequences (recall chance 0.125)");
+  r.holds = holds;
+  return r;
+}
+
+// Whether the heap's reading sees an allocation (under a sanitizer's own
+// allocator, or on a system with no reading, it does not).
+bool heap_readable() {
+  const double before = io::heap_in_use_bytes();
+  std::vector<char> probe(std::size_t{8} << 20, 1);
+  const double after = io::heap_in_use_bytes();
+  return before >= 0 && after - before >= static_cast<double>(probe.size()) && probe.back() == 1;
+}
+
+// The memory one forward pass keeps for the backward, measured on the heap, at
+// lengths 256 to 2048: one attention layer (4 heads) and one RNN layer, width 64.
+LabResult attention_memory() {
+  LabResult r;
+  const std::vector<int> lens{256, 512, 1024, 2048};
+  const bool measured = heap_readable();
+  std::map<std::string, std::vector<double>> mib;
+  for (const char* kind : {"transformer", "rnn"}) {
+    for (int T : lens) {
+      nn::ModelConfig c = model_config(kind, T,
+                                       std::string(kind) == "rnn" ? nn::choices::PositionalEncoding::none
+                                                                  : nn::choices::PositionalEncoding::sinusoidal);
+      c.ffn = false;  // attention alone
+      const auto model = nn::make_model(c, 0);
+      std::vector<int> tokens(static_cast<std::size_t>(T));
+      for (int t = 0; t < T; ++t) tokens[static_cast<std::size_t>(t)] = t % 17;
+      double bytes = 0;
+      if (measured) {
+        ag::release_buffers();  // nothing taken from the pool: every buffer of this pass is allocated in it
+        const double base = io::heap_in_use_bytes();
+        const nn::ForwardOutput out = model->forward({1, T, tokens, {}});
+        bytes = io::heap_in_use_bytes() - base;  // the graph, alive until `out` goes
+      } else {
+        bytes = nn::estimate_training_bytes(c, 1, T);
+      }
+      mib[kind].push_back(bytes / (1 << 20));
+    }
+    std::string line;
+    for (std::size_t i = 0; i < lens.size(); ++i) line += fmt::format("  T={}: {:.2f}", lens[i], mib[kind][i]);
+    r.lines.push_back(fmt::format("{:<12} MiB kept for the backward:{}", kind, line));
+    r.figures[kind] = {{"len", lens}, {"mib", mib[kind]}};
+  }
+  const double attention_growth = mib["transformer"][3] / mib["transformer"][2],
+               rnn_growth = mib["rnn"][3] / mib["rnn"][2];
+  r.figures["growth_1024_to_2048"] = {{"transformer", attention_growth}, {"rnn", rnn_growth}};
+  r.lines.push_back(fmt::format("from T = 1024 to 2048: attention x{:.2f}, RNN x{:.2f} (n^2 would be x4, n x2)",
+                                attention_growth, rnn_growth));
+  r.lines.push_back(measured ? "batch 1, one forward pass: the heap's live bytes after it, less before"
+                             : "this system's allocator cannot be read: the figures are seqgrad's own estimate");
+  r.holds = attention_growth > 3 && rnn_growth < 2.5 && mib["transformer"][3] > 10 * mib["rnn"][3];
+  return r;
+}
+
+}  // namespace
+
+void add_chapter_labs(std::vector<Lab>& labs) {
+  labs.push_back({"shared-weights", "chapter 17, section 1", claim("shared-weights"), shared_weights});
+  labs.push_back({"clipping", "chapter 17, wall 1", claim("clipping"), clipping});
+  labs.push_back({"context-vector", "chapter 17, section 3", claim("context-vector"), context_vector});
+  labs.push_back({"attention-learned", "chapter 17, section 3", claim("attention-learned"), attention_learned});
+  labs.push_back({"attention-memory", "chapter 17, self-check 4", claim("attention-memory"), attention_memory});
+}
+
+}  // namespace seqgrad::labs
