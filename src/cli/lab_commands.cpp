@@ -11,6 +11,8 @@
 
 namespace seqgrad::cli {
 
+using text::Lang;
+
 namespace {
 
 // "1,0 0.9,0.1 0,1": vectors separated by spaces, components by commas.
@@ -35,10 +37,11 @@ std::vector<std::vector<double>> parse_vectors(const std::string& text) {
 // Asks the lab's question on standard output and reads the answer from
 // standard input, asking again after an answer that is not in the form asked
 // for. An empty line shows the figures without grading.
-std::string read_answer(const labs::Lab& lab) {
-  fmt::print("{} ({})\nquestion: {}\n", lab.name, lab.source, lab.question->text);
+std::string read_answer(const labs::Lab& lab, Lang lang) {
+  fmt::print("{} ({})\n{}\n", lab.name, labs::source_text(lab, lang),
+             text::trf("lab.frame.question", lang, labs::question_text(lab, lang)));
   for (;;) {
-    fmt::print("your answer ({}; empty to see the figures): ", lab.question->format);
+    fmt::print("{}", text::trf("lab.frame.prompt", lang, labs::format_text(lab, lang)));
     std::fflush(stdout);
     std::string line;
     if (!std::getline(std::cin, line)) throw std::invalid_argument("--predict: no answer on standard input");
@@ -57,7 +60,7 @@ std::string read_answer(const labs::Lab& lab) {
 
 void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands) {
   struct Args {
-    std::string name, vectors, answer;
+    std::string name, vectors, answer, lang;
     int query = 0;
     bool list = false, json = false, predict = false, reveal = false;
   };
@@ -77,9 +80,14 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
   auto* predict = lab->add_flag("--predict", a->predict,
                                 "ask for your answer on the terminal first (the default there for such a lab)");
   auto* reveal = lab->add_flag("--reveal", a->reveal, "show the figures without asking for your answer");
+  lab->add_option("--lang", a->lang, "en or ko: the claims, questions and verdicts (default: from LANG)")
+      ->check(CLI::Validator(
+          [](std::string& v) { return v == "en" || v == "ko" ? std::string() : "--lang is en or ko, got '" + v + "'"; },
+          "en|ko"));
   answer->excludes(predict)->excludes(reveal)->excludes(vectors);
   predict->excludes(reveal)->excludes(vectors);
   commands.emplace_back(lab, [a, vectors] {
+    const Lang lang = a->lang.empty() ? text::lang_from_environment() : *text::parse_lang(a->lang);
     if (vectors->count() > 0 && a->vectors.find_first_not_of(" \t") == std::string::npos) {
       throw std::invalid_argument("--vectors is empty; write vectors as 1,0 0.9,0.1 0,1");
     }
@@ -88,10 +96,11 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       if (a->json) {
         nlohmann::json j = nlohmann::json::array();
         for (const auto& l : labs::all_labs())
-          j.push_back({{"name", l.name}, {"source", l.source}, {"claim", l.claim}});
+          j.push_back({{"name", l.name}, {"source", labs::source_text(l, lang)}, {"claim", labs::claim_text(l, lang)}});
         std::cout << j.dump(2) << "\n";
       } else {
-        for (const auto& l : labs::all_labs()) fmt::print("{:<18} {}\n{:<18} {}\n\n", l.name, l.claim, "", l.source);
+        for (const auto& l : labs::all_labs())
+          fmt::print("{:<18} {}\n{:<18} {}\n\n", l.name, labs::claim_text(l, lang), "", labs::source_text(l, lang));
       }
       return 0;
     }
@@ -112,29 +121,32 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
     const bool ask = a->predict || (l.question && a->answer.empty() && !a->reveal && !a->json && a->vectors.empty() &&
                                     ::isatty(0) && ::isatty(1));
     std::string given = a->answer;
-    if (ask) given = read_answer(l);
+    if (ask) given = read_answer(l, lang);
     labs::LabResult r = a->vectors.empty() ? l.run() : labs::attention_by_hand(parse_vectors(a->vectors), a->query);
     std::optional<labs::Grade> grade;
-    if (!given.empty()) grade = l.question->grade(given, r);
+    if (!given.empty()) grade = l.question->grade(given, r, lang);
+    r.claim = labs::claim_text(l, lang);
     if (!a->vectors.empty()) {
       r.name = l.name;
-      r.claim =
-          "With your vectors and query: the scores are the dot products with the query, the softmax keeps their order, "
-          "and the weights sum to 1.";
+      r.claim = text::tr("lab.attention-by-hand.claim_vectors", lang);
     }
     if (a->json) {
       nlohmann::ordered_json j = {{"name", r.name}, {"claim", r.claim}, {"figures", r.figures}, {"holds", r.holds}};
       if (grade) j["answer"] = {{"given", given}, {"right", grade->right}, {"message", grade->message}};
       std::cout << j.dump(2) << "\n";
     } else {
-      if (!ask) fmt::print("{} ({})\n", r.name, l.source);  // read_answer printed it with the question
+      // read_answer printed the heading with the question
+      if (!ask) fmt::print("{} ({})\n", r.name, labs::source_text(l, lang));
       if (grade) {
-        if (!ask) fmt::print("question: {}\nyour answer: {}\n", l.question->text, given);
+        if (!ask)
+          fmt::print("{}\n{}\n", text::trf("lab.frame.question", lang, labs::question_text(l, lang)),
+                     text::trf("lab.frame.your_answer", lang, given));
         fmt::print("{}\n\n", grade->message);
       }
-      fmt::print("claim: {}\n\n", r.claim);
+      fmt::print("{}\n\n", text::trf("lab.frame.claim", lang, r.claim));
+      if (lang != Lang::en) fmt::print("  {}\n", text::tr("lab.frame.figures_in_english", lang));
       for (const auto& line : r.lines) fmt::print("  {}\n", line);
-      fmt::print("\n{}\n", r.holds ? "the claim holds on these figures" : "the claim does NOT hold on these figures");
+      fmt::print("\n{}\n", text::tr(r.holds ? "lab.frame.holds" : "lab.frame.fails", lang));
     }
     if (grade) return grade->right && r.holds ? 0 : 1;
     return r.holds ? 0 : 1;

@@ -88,8 +88,8 @@ LabResult chapter_example() {
 
 // Self-check 2 by hand: the weights (with the chapter's 1/sqrt(d) or without)
 // or the scores before the softmax, one number per vector, to two decimals.
-Grade grade_by_hand(const std::string& answer, const LabResult& r) {
-  const std::string format = "one number per vector (a, b, c), e.g. 0.5,0.3,0.2";
+Grade grade_by_hand(const std::string& answer, const LabResult& r, text::Lang lang) {
+  const std::string format(text::tr("lab.attention-by-hand.format", text::Lang::en));
   const std::vector<double> given = parse_answer_numbers(answer, format);
   auto list = [](const nlohmann::ordered_json& v) {
     return fmt::format("{:.3f}", fmt::join(v.get<std::vector<double>>(), ", "));
@@ -103,41 +103,24 @@ Grade grade_by_hand(const std::string& answer, const LabResult& r) {
       if (std::abs(given[i] - v[i].get<double>()) > 0.011) return false;
     return true;
   };
-  if (matches(w))
-    return {true, fmt::format("right: the weights of the chapter's formula, softmax(q.k / sqrt(d)); without the "
-                              "1/sqrt(d) they would be {}",
-                              list(wu))};
-  if (matches(wu))
-    return {true, fmt::format("right: the weights of the plain dot products, softmax(q.k); the chapter's formula "
-                              "divides by sqrt(d) first and gets {}",
-                              list(w))};
-  if (matches(s))
-    return {true, fmt::format("right: the scores before the softmax, the dot products the chapter's question asks "
-                              "for; the weights after it are {} with the chapter's 1/sqrt(d), {} without",
-                              list(w), list(wu))};
-  return {false, fmt::format("not right: the scores are the dot products {}; the weights, softmax(q.k / sqrt(d)), "
-                             "are {} ({} without the 1/sqrt(d))",
-                             list(s), list(w), list(wu))};
+  if (matches(w)) return {true, text::trf("lab.attention-by-hand.right_scaled", lang, list(wu))};
+  if (matches(wu)) return {true, text::trf("lab.attention-by-hand.right_unscaled", lang, list(w))};
+  if (matches(s)) return {true, text::trf("lab.attention-by-hand.right_scores", lang, list(w), list(wu))};
+  return {false, text::trf("lab.attention-by-hand.wrong", lang, list(s), list(w), list(wu))};
 }
 
 // Self-check 4: how many times the work for ten times the tokens.
-Grade grade_growth(const std::string& answer, const LabResult& r) {
-  const std::string format = "one number, how many times the work, e.g. 4";
+Grade grade_growth(const std::string& answer, const LabResult& r, text::Lang lang) {
+  const std::string format(text::tr("lab.quadratic-cost.format", text::Lang::en));
   const std::vector<double> given = parse_answer_numbers(answer, format);
   if (given.size() != 1)
     throw std::invalid_argument(fmt::format("the answer has {} numbers; write {}", given.size(), format));
   const double attention = r.figures["attention_flops_ratio"], rnn = r.figures["rnn_flops_ratio"];
-  if (std::abs(given[0] / attention - 1) < 0.1)
-    return {true, fmt::format("right: one score per pair of tokens, n x n, so ten times the tokens is x{:.0f} the "
-                              "work (counted here: x{:.1f}); the RNN's grows x{:.1f}",
-                              given[0], attention, rnn)};
-  if (std::abs(given[0] / rnn - 1) < 0.1)
-    return {false, fmt::format("not right: x{:.0f} is the RNN's growth, one step per token; attention computes one "
-                               "score per pair of tokens, n x n, so ten times the tokens is x{:.1f} the work",
-                               given[0], attention)};
-  return {false, fmt::format("not right: attention computes one score per pair of tokens, n x n, so ten times the "
-                             "tokens is (10n)^2 / n^2 = x{:.1f} the work (counted here)",
-                             attention)};
+  const auto x0 = fmt::format("{:.0f}", given[0]), xa = fmt::format("{:.1f}", attention),
+             xr = fmt::format("{:.1f}", rnn);
+  if (std::abs(given[0] / attention - 1) < 0.1) return {true, text::trf("lab.quadratic-cost.right", lang, x0, xa, xr)};
+  if (std::abs(given[0] / rnn - 1) < 0.1) return {false, text::trf("lab.quadratic-cost.wrong_rnn", lang, x0, xa)};
+  return {false, text::trf("lab.quadratic-cost.wrong", lang, xa)};
 }
 
 // Variance of q.k for unit-variance q and k, against d_k, with and without the
@@ -307,13 +290,12 @@ LabResult quadratic_cost() {
 
 void add_attention_labs(std::vector<Lab>& labs) {
   labs.push_back({"attention-by-hand", "chapter 17, self-check 2", claim("attention-by-hand"), chapter_example,
-                  Question{"a = (1,0), b = (0.9,0.1), c = (0,1), and a is the query: what are the scores of a, b "
-                           "and c (the dot products, before the softmax), or, one step further, their weights?",
-                           "one number per vector (a, b, c), e.g. 0.5,0.3,0.2", grade_by_hand}});
+                  Question{std::string(text::tr("lab.attention-by-hand.question", text::Lang::en)),
+                           std::string(text::tr("lab.attention-by-hand.format", text::Lang::en)), grade_by_hand}});
   labs.push_back({"no-position", "chapter 17, self-check 3", claim("no-position"), no_position});
   labs.push_back({"quadratic-cost", "chapter 17, self-check 4", claim("quadratic-cost"), quadratic_cost,
-                  Question{"a sentence ten times as long: how many times the work for attention's scores?",
-                           "one number, how many times the work, e.g. 4", grade_growth}});
+                  Question{std::string(text::tr("lab.quadratic-cost.question", text::Lang::en)),
+                           std::string(text::tr("lab.quadratic-cost.format", text::Lang::en)), grade_growth}});
   labs.push_back({"sqrt-dk", "paper analysis: dividing by sqrt(d_k)", claim("sqrt-dk"), sqrt_dk});
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "src/text/catalogue.h"
+
 #include <nlohmann/json.hpp>
 
 namespace seqgrad::labs {
@@ -26,10 +28,11 @@ struct Grade {
   std::string message;  // one line: what was right, or what the answer is and why
 };
 struct Question {
-  std::string text;    // the question, as the lab asks it
-  std::string format;  // how to write the answer, with an example
-  // Throws std::invalid_argument (one line) for an answer not in `format`.
-  std::function<Grade(const std::string& answer, const LabResult& result)> grade;
+  std::string text;    // the question, as the lab asks it (English; the catalogue's lab.NAME.question)
+  std::string format;  // how to write the answer, with an example (lab.NAME.format)
+  // Throws std::invalid_argument (one line) for an answer not in `format`;
+  // the message of the grade is in `lang`.
+  std::function<Grade(const std::string& answer, const LabResult& result, text::Lang lang)> grade;
 };
 
 struct Lab {
@@ -45,6 +48,11 @@ struct Lab {
 std::vector<double> parse_answer_numbers(const std::string& answer, const std::string& format);
 
 const std::vector<Lab>& all_labs();
+// A lab's source, claim, question and answer format in `lang`, from the catalogue.
+std::string source_text(const Lab& lab, text::Lang lang);
+std::string claim_text(const Lab& lab, text::Lang lang);
+std::string question_text(const Lab& lab, text::Lang lang);
+std::string format_text(const Lab& lab, text::Lang lang);
 const Lab& find_lab(const std::string& name);  // throws std::invalid_argument listing the names
 
 // attention-by-hand with the user's own vectors: query, then the keys (which are also the values).

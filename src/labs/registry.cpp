@@ -39,6 +39,11 @@ const std::vector<Lab>& all_labs() {
     std::stable_sort(l.begin(), l.end(), [&](const Lab& a, const Lab& b) { return rank(a) < rank(b); });
     // Each lab's result carries its own name and claim, whatever the function filled in.
     for (Lab& lab : l) {
+      // The catalogue has every lab's source and question in both languages; the English must be these.
+      if (source_text(lab, text::Lang::en) != lab.source ||
+          (lab.question && (question_text(lab, text::Lang::en) != lab.question->text ||
+                            format_text(lab, text::Lang::en) != lab.question->format)))
+        throw std::logic_error("the catalogue's lab." + lab.name + " texts differ from the lab's own");
       auto run = lab.run;
       lab.run = [run, name = lab.name, claim = lab.claim] {
         LabResult r = run();
@@ -50,6 +55,19 @@ const std::vector<Lab>& all_labs() {
     return l;
   }();
   return labs;
+}
+
+std::string source_text(const Lab& lab, text::Lang lang) {
+  return std::string(text::tr("lab." + lab.name + ".source", lang));
+}
+std::string claim_text(const Lab& lab, text::Lang lang) {
+  return std::string(text::tr("lab." + lab.name + ".claim", lang));
+}
+std::string question_text(const Lab& lab, text::Lang lang) {
+  return std::string(text::tr("lab." + lab.name + ".question", lang));
+}
+std::string format_text(const Lab& lab, text::Lang lang) {
+  return std::string(text::tr("lab." + lab.name + ".format", lang));
 }
 
 std::vector<double> parse_answer_numbers(const std::string& answer, const std::string& format) {

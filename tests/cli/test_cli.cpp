@@ -458,6 +458,24 @@ TEST_CASE("seqgrad lab --answer and --predict grade a self-check against the lab
   CHECK(run_seqgrad("lab attention-by-hand").out.find("question:") == std::string::npos);
 }
 
+TEST_CASE("seqgrad lab speaks Korean with LANG=ko_KR.UTF-8 or --lang ko", "[cli][labs]") {
+  unsetenv("LC_ALL");
+  unsetenv("LC_MESSAGES");
+  setenv("LANG", "ko_KR.UTF-8", 1);  // this test case runs in a process of its own
+  const auto env = run_seqgrad("lab attention-by-hand");
+  const auto english = run_seqgrad("lab rope --lang en");  // --lang wins over the environment
+  unsetenv("LANG");
+  CHECK(env.exit_code == 0);
+  CHECK(env.out.find("attention-by-hand (17장, 스스로 점검 2)\n주장: a = (1,0)") == 0);
+  CHECK(env.out.find("이 수치로 보아 주장이 성립합니다") != std::string::npos);
+  const auto graded = run_seqgrad("lab quadratic-cost --lang ko --answer 100");
+  CHECK(graded.exit_code == 0);
+  CHECK(graded.out.find("내 답: 100\n맞았습니다.") != std::string::npos);
+  CHECK(english.out.find("claim: With rotary") != std::string::npos);
+  CHECK(run_seqgrad("lab --list --lang ko").out.find("17장, 스스로 점검 1") != std::string::npos);
+  CHECK(run_seqgrad("lab rope --lang fr").err.find("--lang is en or ko, got 'fr'") != std::string::npos);
+}
+
 TEST_CASE("the AVX-512 and the generic matmul kernels train to the same bits (with FMA in both)", "[cli][kernels]") {
   const std::string args =
       "train --model transformer --task copy --len 5 --d-model 32 --steps 30 --eval-size 64 --json --out " +

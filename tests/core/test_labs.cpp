@@ -97,7 +97,7 @@ TEST_CASE("a self-check answer is graded against the lab's own figures", "[labs]
   REQUIRE(hand.question);
   const labs::LabResult r = hand.run();
   auto grade = [&](const labs::Lab& lab, const labs::LabResult& result, const std::string& answer) {
-    return lab.question->grade(answer, result);
+    return lab.question->grade(answer, result, text::Lang::en);
   };
   CHECK(grade(hand, r, "0.41, 0.38, 0.20").right);  // with the chapter's 1/sqrt(d)
   CHECK(grade(hand, r, "0.44 0.40 0.16").right);    // the plain softmax of the dot products
@@ -128,6 +128,11 @@ TEST_CASE("a self-check answer is graded against the lab's own figures", "[labs]
   CHECK_FALSE(grade(cost, q, "1000").right);
   CHECK_THROWS_WITH(grade(cost, q, "10,100"), Catch::Contains("has 2 numbers"));
   CHECK_FALSE(labs::find_lab("two-walls").question);
+  // In Korean, the same grade, its message from the catalogue.
+  const labs::Grade ko = cost.question->grade("10", q, text::Lang::ko);
+  CHECK_FALSE(ko.right);
+  CHECK(ko.message.find("RNN의 증가") != std::string::npos);
+  CHECK(hand.question->grade("1, 0.9, 0", r, text::Lang::ko).message.find("맞았습니다") == 0);
 }
 
 TEST_CASE("attention by hand takes the user's vectors, and a verdict can come out false", "[labs]") {

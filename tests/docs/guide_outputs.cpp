@@ -67,7 +67,8 @@ std::vector<Block> find_blocks(const std::vector<std::string>& lines, const std:
 
 // stdout of `command` (which starts with "seqgrad"), run by the shell in `dir`.
 std::string run(const std::string& binary, const std::string& command, const std::string& dir) {
-  const std::string line = "cd '" + dir + "' && NO_COLOR=1 '" + binary + "'" +
+  // The language is the command's own (--lang), never the reader's locale.
+  const std::string line = "cd '" + dir + "' && NO_COLOR=1 LC_ALL=C.UTF-8 '" + binary + "'" +
                            command.substr(std::string("seqgrad").size()) + " 2>/dev/null";
   FILE* pipe = popen(line.c_str(), "r");
   if (!pipe) throw std::runtime_error("cannot run " + command);
