@@ -140,5 +140,6 @@ TEST_CASE("attention by hand takes the user's vectors, and a verdict can come ou
   CHECK(r.holds);                              // the order rule holds for any vectors
   CHECK(r.figures["largest_weight_on"] == 2);  // (0, 2) is the most similar to (0, 1) by dot product
   CHECK_THROWS_WITH(labs::attention_by_hand({{1, 0}, {1}}, 0), Catch::Contains("same, non-zero length"));
-  CHECK_THROWS_WITH(labs::find_lab("nope"), Catch::StartsWith("unknown lab 'nope'; the labs are: two-walls"));
+  CHECK_THROWS_WITH(labs::find_lab("nope"),
+                    Catch::StartsWith("unknown lab 'nope'; the labs are: shared-weights, two-walls"));
 }
