@@ -154,7 +154,7 @@ std::vector<JacobianChain> jacobian_chains(const nn::SequenceModel& model, const
               wh[static_cast<std::size_t>(c) * H + r];
       return j;
     };
-    JacobianChain result{label, spectral_radius(wh, H), {}};
+    JacobianChain result{label, spectral_radius(wh, H), spectral_norm(wh, H), {}};
     std::vector<double> product = jacobian(T - 1);  // dh_{T-1}/dh_{T-2}
     for (int k = 1; k < T; ++k) {
       result.norm.push_back(spectral_norm(product, H));

@@ -31,7 +31,8 @@ GradProfile gradient_profile(const nn::SequenceModel& model, const tasks::Task& 
 // of Jacobians dh_T/dh_{T-k} = prod diag(1 - h^2) W_h^T against k, on one sequence.
 struct JacobianChain {
   std::string label;           // "trained", "radius 0.5", ...
-  double spectral_radius = 0;  // of W_h
+  double spectral_radius = 0;  // of W_h: its largest |eigenvalue|, the long-run rate of the product
+  double spectral_norm = 0;    // of W_h: its largest singular value, the most one step can stretch
   std::vector<double> norm;    // norm[k-1] = ||dh_T/dh_{T-k}||_2, k = 1..T-1
 };
 

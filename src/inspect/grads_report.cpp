@@ -70,7 +70,10 @@ nlohmann::json to_json(const GradsReport& r) {
     if (!m.heat_steps.empty()) j["heatmap"] = {{"steps", m.heat_steps}, {"grad_norm_x", m.heat_rows}};
     if (m.recurrent) j["grad_norm_h"] = m.profile.grad_norm_h;
     for (const auto& ch : m.chains) {
-      j["jacobian_chains"].push_back({{"label", ch.label}, {"spectral_radius", ch.spectral_radius}, {"norm", ch.norm}});
+      j["jacobian_chains"].push_back({{"label", ch.label},
+                                      {"spectral_radius", ch.spectral_radius},
+                                      {"spectral_norm", ch.spectral_norm},
+                                      {"norm", ch.norm}});
     }
     out["models"].push_back(j);
   }
@@ -110,9 +113,11 @@ std::string to_text(const GradsReport& r, bool colour) {
   }
   for (const ModelGrads& m : r.models) {
     if (m.chains.empty()) continue;
-    text +=
-        fmt::format("\nthe chain of the chapter (RNN): ||dh_T/dh_(T-k)|| = ||prod diag(1 - h^2) W_h^T||\n{:<14}{:>10}",
-                    "W_h", "radius");
+    text += fmt::format(
+        "\nthe chain of the chapter (RNN): ||dh_T/dh_(T-k)|| = ||prod diag(1 - h^2) W_h^T||\n"
+        "W_h's spectral radius rho (largest |eigenvalue|) and spectral norm sigma (largest singular value)\n"
+        "{:<14}{:>7}{:>7}",
+        "W_h", "rho", "sigma");
     const std::size_t longest = m.chains.front().norm.size();
     std::vector<std::size_t> ks;
     for (std::size_t k = 1; k <= longest; k *= 2) ks.push_back(k);
@@ -120,7 +125,7 @@ std::string to_text(const GradsReport& r, bool colour) {
     for (std::size_t k : ks) text += fmt::format("{:>10}", fmt::format("k={}", k));
     text += "\n";
     for (const auto& ch : m.chains) {
-      text += fmt::format("{:<14}{:>10.3f}", ch.label, ch.spectral_radius);
+      text += fmt::format("{:<14}{:>7.2f}{:>7.2f}", ch.label, ch.spectral_radius, ch.spectral_norm);
       for (std::size_t k : ks) text += fmt::format("{:>10.2e}", ch.norm[k - 1]);
       text += "\n";
     }

@@ -28,14 +28,23 @@ LabResult two_walls() {
   // Wall 1: the gradient to x_{t-k} is a product of k Jacobians.
   const auto chains = inspect::jacobian_chains(*rnn, batch, {0.5, 1.0, 1.5});
   for (const auto& ch : chains) {
-    nlohmann::ordered_json c = {{"label", ch.label},  {"spectral_radius", ch.spectral_radius},
-                                {"k1", ch.norm[0]},   {"k4", ch.norm[3]},
-                                {"k16", ch.norm[15]}, {"k63", ch.norm[62]}};
+    nlohmann::ordered_json c = {{"label", ch.label},
+                                {"spectral_radius", ch.spectral_radius},
+                                {"spectral_norm", ch.spectral_norm},
+                                {"k1", ch.norm[0]},
+                                {"k4", ch.norm[3]},
+                                {"k16", ch.norm[15]},
+                                {"k63", ch.norm[62]}};
     r.figures["chains"].push_back(c);
     r.lines.push_back(
-        fmt::format("W_h {:<11} (radius {:.2f}): ||dh_T/dh_(T-k)|| at k = 1, 4, 16, 63: {:.2e} {:.2e} {:.2e} {:.2e}",
-                    ch.label, ch.spectral_radius, ch.norm[0], ch.norm[3], ch.norm[15], ch.norm[62]));
+        fmt::format("W_h {:<11} (rho {:.2f}, sigma {:.2f}): ||dh_T/dh_(T-k)|| at k = 1, 4, 16, 63: {:.2e} {:.2e} "
+                    "{:.2e} {:.2e}",
+                    ch.label, ch.spectral_radius, ch.spectral_norm, ch.norm[0], ch.norm[3], ch.norm[15], ch.norm[62]));
   }
+  r.lines.push_back(
+      "rho: W_h's spectral radius (largest |eigenvalue|), the long-run rate; sigma: its spectral norm (largest "
+      "singular "
+      "value), the most one step can stretch");
   // Wall 2: the steps that must run one after another.
   const auto rnn_paths = inspect::measure_paths(*rnn, 64);
   const auto attention_paths = inspect::measure_paths(*nn::make_model(small("transformer", 65), 0), 64);
