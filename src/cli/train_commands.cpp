@@ -92,7 +92,7 @@ struct TrainArgs {
   train::TrainConfig config;
   int layers = 0;        // 0: 2 for a Transformer, 1 for a recurrent model
   std::string schedule;  // empty: warmup-rsqrt for a Transformer, constant otherwise
-  bool no_ffn = false, no_causal = false, no_scale = false, overwrite = false;
+  bool no_ffn = false, no_causal = false, no_scale = false, tie_qk = false, no_value = false, overwrite = false;
   // The named options as typed, parsed into the config's enums in run_train.
   std::string activation = nn::choices::to_string(nn::ModelConfig{}.activation);
   std::string pos = nn::choices::to_string(nn::ModelConfig{}.pos);
@@ -138,6 +138,8 @@ int run_train(TrainArgs a) {
   c.model.ffn = !a.no_ffn;
   c.model.causal = !a.no_causal;
   c.model.scale_attention = !a.no_scale;
+  c.model.tie_qk = a.tie_qk;
+  c.model.value_proj = !a.no_value;
   if (a.resume.empty() && a.out.empty()) a.out = "runs/" + c.model.kind + "-" + c.task.name;
 
   std::FILE* human = a.json ? stderr : stdout;
@@ -243,6 +245,8 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       ->capture_default_str();
   t->add_flag("--pre-ln", c.model.pre_ln, "LayerNorm before each sublayer instead of after (post-LN, the paper's)");
   t->add_flag("--no-causal", a->no_causal, "let every position see the whole sequence");
+  t->add_flag("--tie-qk", a->tie_qk, "one matrix for W_Q and W_K, so that Q K^T is symmetric (the qk-asymmetry lab)");
+  t->add_flag("--no-value", a->no_value, "no W_V: the values are the block's input itself (the value-proj lab)");
   t->add_flag("--no-scale", a->no_scale, "do not divide attention scores by sqrt(d_k)");
   t->add_option("--init", c.model.init, "recurrent weight init")
       ->check(CLI::IsMember(nn::choices::recurrent_inits))
@@ -313,9 +317,10 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
     // A fresh run: an option the chosen model or optimiser does not use is refused.
     const std::string& kind = a->config.model.kind;
     if (kind != "transformer") {
-      refuse_given(
-          *t, {"--heads", "--ffn-mult", "--no-ffn", "--activation", "--pos", "--pre-ln", "--no-causal", "--no-scale"},
-          "is the Transformer's: --model " + kind + " has no attention, FFN or positional encoding");
+      refuse_given(*t,
+                   {"--heads", "--ffn-mult", "--no-ffn", "--activation", "--pos", "--pre-ln", "--no-causal",
+                    "--no-scale", "--tie-qk", "--no-value"},
+                   "is the Transformer's: --model " + kind + " has no attention, FFN or positional encoding");
       const int layers = a->layers ? a->layers : nn::default_layers(kind);
       if (layers == 1)
         refuse_given(*t, {"--dropout"},

@@ -57,6 +57,8 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
        {"pre_ln", c.pre_ln},
        {"causal", c.causal},
        {"scale_attention", c.scale_attention},
+       {"tie_qk", c.tie_qk},
+       {"value_proj", c.value_proj},
        {"max_len", c.max_len},
        {"dropout", c.dropout}};
 }
@@ -87,6 +89,9 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
   c.pre_ln = j.at("pre_ln").get<bool>();
   c.causal = j.at("causal").get<bool>();
   c.scale_attention = j.at("scale_attention").get<bool>();
+  // Absent from the checkpoints written before they existed: the paper's attention.
+  c.tie_qk = j.contains("tie_qk") ? j.at("tie_qk").get<bool>() : false;
+  c.value_proj = j.contains("value_proj") ? j.at("value_proj").get<bool>() : true;
   c.max_len = json_int(j, "max_len");
   c.dropout = j.at("dropout").get<double>();
 }
@@ -159,7 +164,8 @@ double count_parameters(const ModelConfig& c) {
     return n + c.layers * (2 * gates * d * d + biases * gates * d);
   }
   const double wide = static_cast<double>(c.ffn_mult) * d;
-  const double block = 4 * (d * d + d) + 2 * d + (c.ffn ? 2 * d * wide + wide + d + 2 * d : 0);
+  const double projections = 4 - (c.tie_qk ? 1 : 0) - (c.value_proj ? 0 : 1);  // W_Q, W_K, W_V, W_O
+  const double block = projections * (d * d + d) + 2 * d + (c.ffn ? 2 * d * wide + wide + d + 2 * d : 0);
   if (c.pos == choices::PositionalEncoding::learned) n += c.max_len * d;
   return n + c.layers * block + (c.pre_ln ? 2 * d : 0);
 }

@@ -9,20 +9,24 @@ MultiHeadAttention::MultiHeadAttention(const ModelConfig& c, ag::Rng& rng)
       causal_(c.causal),
       scale_(c.scale_attention),
       rope_(c.pos == choices::PositionalEncoding::rope),
+      tie_qk_(c.tie_qk),
+      value_proj_(c.value_proj),
       w_q_(c.d_model, c.d_model, rng, Init::xavier),
       w_k_(c.d_model, c.d_model, rng, Init::xavier),
       w_v_(c.d_model, c.d_model, rng, Init::xavier),
       w_o_(c.d_model, c.d_model, rng, Init::xavier) {
   add_module("w_q", w_q_);
-  add_module("w_k", w_k_);
-  add_module("w_v", w_v_);
+  if (!tie_qk_) add_module("w_k", w_k_);
+  if (value_proj_) add_module("w_v", w_v_);
   add_module("w_o", w_o_);
 }
 
 ag::Tensor MultiHeadAttention::forward(const ag::Tensor& x, ag::Tensor* weights) const {
   // x: (B, T, C); q, k, v: (B, T, C), whose channels [h D, (h+1) D) are head h's, D = C / heads
   const int C = x.size(2), D = C / heads_;
-  ag::Tensor q = w_q_.forward(x), k = w_k_.forward(x), v = w_v_.forward(x);
+  ag::Tensor q = w_q_.forward(x);
+  ag::Tensor k = tie_qk_ ? q : w_k_.forward(x);
+  const ag::Tensor v = value_proj_ ? w_v_.forward(x) : x;
   if (rope_) {
     q = ag::rotary(q, 10000, D);  // each head rotated on its own
     k = ag::rotary(k, 10000, D);

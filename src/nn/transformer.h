@@ -12,7 +12,8 @@
 namespace seqgrad::nn {
 
 // softmax(Q K^T / sqrt(d_k)) V for each of `heads` heads of width d_k = C / heads,
-// with separate projections W_q, W_k, W_v and W_o.
+// with separate projections W_q, W_k, W_v and W_o (or, for the labs that ask why,
+// W_k = W_q, or no W_v).
 class MultiHeadAttention : public Module {
  public:
   MultiHeadAttention(const ModelConfig& config, ag::Rng& rng);
@@ -21,8 +22,8 @@ class MultiHeadAttention : public Module {
 
  private:
   int heads_;
-  bool causal_, scale_, rope_;
-  Linear w_q_, w_k_, w_v_, w_o_;
+  bool causal_, scale_, rope_, tie_qk_, value_proj_;
+  Linear w_q_, w_k_, w_v_, w_o_;  // w_k_ unused with tie_qk, w_v_ without value_proj (neither registered)
 };
 
 // x (B, T, C) -> act(x W_1 + b_1) W_2 + b_2, through a hidden width of ffn_mult * C.

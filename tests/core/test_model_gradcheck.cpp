@@ -54,3 +54,29 @@ TEST_CASE("a whole tiny Transformer passes gradcheck, in each variant", "[gradch
     CHECK(r.passed);
   }
 }
+
+TEST_CASE("a tiny Transformer with W_K = W_Q, or without W_V, passes gradcheck", "[gradcheck][models]") {
+  for (const bool tie : {true, false}) {
+    for (const char* pos : {"sinusoidal", "rope"}) {
+      ModelConfig c;
+      c.kind = "transformer";
+      c.heads = 2;
+      c.layers = 2;
+      c.pos = seqgrad::nn::choices::parse_positional_encoding(pos);
+      c.tie_qk = tie;
+      c.value_proj = tie;  // the tied model keeps W_V; the other drops it
+      const ag::GradcheckResult r = check_model(c);
+      INFO((tie ? "W_K = W_Q, " : "no W_V, ") << pos << ": max rel error " << r.max_rel_error);
+      CHECK(r.passed);
+      // One d x d matrix and its bias fewer per block, and the count from the config agrees.
+      c.vocab = c.out_dim = 5;
+      c.d_model = 8;
+      c.max_len = 4;
+      CHECK(seqgrad::nn::make_model(c, 3)->num_parameters() == seqgrad::nn::count_parameters(c));
+      ModelConfig full = c;
+      full.tie_qk = false;
+      full.value_proj = true;
+      CHECK(seqgrad::nn::count_parameters(full) - seqgrad::nn::count_parameters(c) == 2 * (8 * 8 + 8));
+    }
+  }
+}
