@@ -71,6 +71,11 @@ TEST_CASE("trained lab clipping holds", "[labs][training]") {
   INFO(r.figures.dump());
   CHECK(r.holds);
 }
+TEST_CASE("trained lab sqrt-dk-training holds", "[labs][training]") {
+  const auto r = labs::find_lab("sqrt-dk-training").run();
+  INFO(r.figures.dump());
+  CHECK(r.holds);
+}
 TEST_CASE("trained lab attention-learned holds", "[labs][training]") {
   const auto r = labs::find_lab("attention-learned").run();
   INFO(r.figures.dump());
