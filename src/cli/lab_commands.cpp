@@ -147,6 +147,8 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       if (lang != Lang::en) fmt::print("  {}\n", text::tr("lab.frame.figures_in_english", lang));
       for (const auto& line : r.lines) fmt::print("  {}\n", line);
       fmt::print("\n{}\n", text::tr(r.holds ? "lab.frame.holds" : "lab.frame.fails", lang));
+      if (a->vectors.empty())
+        fmt::print("{}\n", text::trf("lab.frame.try", lang, text::tr("lab." + l.name + ".try", lang)));
     }
     if (grade) return grade->right && r.holds ? 0 : 1;
     return r.holds ? 0 : 1;

@@ -28,8 +28,9 @@ const std::vector<Lab>& all_labs() {
     std::stable_sort(l.begin(), l.end(), [&](const Lab& a, const Lab& b) { return rank(a) < rank(b); });
     // Each lab's result carries its own name and claim, whatever the function filled in.
     for (Lab& lab : l) {
-      // The catalogue has every lab's source and question in both languages; the English must be these.
-      if (source_text(lab, text::Lang::en) != lab.source ||
+      // The catalogue has every lab's source, question and "try this" line in both languages; the English
+      // source and question must be these.
+      if (source_text(lab, text::Lang::en) != lab.source || !text::has("lab." + lab.name + ".try") ||
           (lab.question && (question_text(lab, text::Lang::en) != lab.question->text ||
                             format_text(lab, text::Lang::en) != lab.question->format)))
         throw std::logic_error("the catalogue's lab." + lab.name + " texts differ from the lab's own");
