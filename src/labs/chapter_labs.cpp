@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "src/io/memory.h"
@@ -236,10 +237,15 @@ LabResult attention_learned() {
 // Whether the heap's reading sees an allocation (under a sanitizer's own
 // allocator, or on a system with no reading, it does not).
 bool heap_readable() {
+  constexpr std::size_t kBytes = std::size_t{8} << 20;
+  // Kept in a volatile pointer, the block escapes: a compiler may not drop a new or a malloc it can see unused.
+  static void* volatile probe = nullptr;
   const double before = io::heap_in_use_bytes();
-  std::vector<char> probe(std::size_t{8} << 20, 1);
+  probe = std::malloc(kBytes);
   const double after = io::heap_in_use_bytes();
-  return before >= 0 && after - before >= static_cast<double>(probe.size()) && probe.back() == 1;
+  std::free(probe);
+  probe = nullptr;
+  return before >= 0 && after - before >= static_cast<double>(kBytes);
 }
 
 // The memory one forward pass keeps for the backward, measured on the heap, at
