@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "src/text/catalogue.h"
+
 namespace seqgrad::cli {
 
 using Runner = std::function<int()>;  // returns the exit code
@@ -21,6 +23,20 @@ void add_exercise_commands(CLI::App& app,
                            std::vector<std::pair<CLI::App*, Runner>>& commands);  // exercise: list, start, check
 void add_inspect_commands(CLI::App& app,
                           std::vector<std::pair<CLI::App*, Runner>>& commands);  // grads, paths, attention, compare
+
+// --lang en|ko on `app`, into `lang`, saying `what` it changes; and the language
+// it names, or the environment's (LC_ALL, LC_MESSAGES, LANG) when not given.
+inline void add_lang_option(CLI::App* app, std::string& lang, const std::string& what) {
+  app->add_option("--lang", lang, "en or ko: " + what + " (default: from LANG)")
+      ->check(CLI::Validator(
+          [](const std::string& s) {
+            return s == "en" || s == "ko" ? std::string() : "--lang is en or ko, got '" + s + "'";
+          },
+          "en|ko"));
+}
+inline text::Lang chosen_lang(const std::string& lang) {
+  return lang.empty() ? text::lang_from_environment() : *text::parse_lang(lang);
+}
 
 // The whole of `s` as a finite number, or nothing ("1e-3x", "nan", "inf" and "" are not numbers).
 inline std::optional<double> parse_finite(const std::string& s) {

@@ -95,15 +95,10 @@ void add_exercise_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runne
         }
       },
       "NAME");
-  const CLI::Validator lang_name(
-      [](const std::string& s) {
-        return s == "en" || s == "ko" ? std::string() : "--lang is en or ko, got '" + s + "'";
-      },
-      "en|ko");
-  const auto lang = [a] { return a->lang.empty() ? text::lang_from_environment() : *text::parse_lang(a->lang); };
+  const auto lang = [a] { return chosen_lang(a->lang); };
   auto add_common = [&](CLI::App* sub) {
     sub->add_option("--dir", a->dir, "where the exercise files are")->capture_default_str();
-    sub->add_option("--lang", a->lang, "en or ko (default: from LANG)")->check(lang_name);
+    add_lang_option(sub, a->lang, "the statements, checks and hints");
   };
 
   auto* start = exercise->add_subcommand("start", "write the stub DIR/NAME.cpp to fill in");
@@ -126,7 +121,7 @@ void add_exercise_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runne
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
   add_common(check_all);
-  exercise->add_option("--lang", a->lang, "en or ko (default: from LANG)")->check(lang_name);
+  add_lang_option(exercise, a->lang, "the statements, checks and hints");
 
   commands.emplace_back(exercise, [a, start, check, check_all, lang] {
     if (*start) return run_start(a->name, a->dir, a->force, lang());

@@ -48,7 +48,7 @@ std::string read_answer(const labs::Lab& lab, Lang lang) {
     if (!::isatty(0)) fmt::print("{}\n", line);  // typed on a terminal, it is on the screen already
     if (line.find_first_not_of(" \t\r") == std::string::npos) return "";
     try {
-      labs::parse_answer_numbers(line, lab.question->format);
+      labs::parse_answer_numbers(line, labs::format_text(lab, Lang::en));
       return line;
     } catch (const std::invalid_argument& e) {
       fmt::print("{}\n", e.what());
@@ -80,14 +80,11 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
   auto* predict = lab->add_flag("--predict", a->predict,
                                 "ask for your answer on the terminal first (the default there for such a lab)");
   auto* reveal = lab->add_flag("--reveal", a->reveal, "show the figures without asking for your answer");
-  lab->add_option("--lang", a->lang, "en or ko: the claims, questions and verdicts (default: from LANG)")
-      ->check(CLI::Validator(
-          [](std::string& v) { return v == "en" || v == "ko" ? std::string() : "--lang is en or ko, got '" + v + "'"; },
-          "en|ko"));
+  add_lang_option(lab, a->lang, "the claims, questions and verdicts");
   answer->excludes(predict)->excludes(reveal)->excludes(vectors);
   predict->excludes(reveal)->excludes(vectors);
   commands.emplace_back(lab, [a, vectors] {
-    const Lang lang = a->lang.empty() ? text::lang_from_environment() : *text::parse_lang(a->lang);
+    const Lang lang = chosen_lang(a->lang);
     if (vectors->count() > 0 && a->vectors.find_first_not_of(" \t") == std::string::npos) {
       throw std::invalid_argument("--vectors is empty; write vectors as 1,0 0.9,0.1 0,1");
     }

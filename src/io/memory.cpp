@@ -74,10 +74,6 @@ std::string human_bytes(double bytes) {
   return buf;
 }
 
-}  // namespace seqgrad::io
-
-namespace seqgrad::io {
-
 double heap_in_use_bytes() {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
   const struct mallinfo2 m = mallinfo2();

@@ -13,10 +13,6 @@ double available_memory_bytes();
 // "1.2 GB", "340 MB": a size for a message.
 std::string human_bytes(double bytes);
 
-}  // namespace seqgrad::io
-
-namespace seqgrad::io {
-
 // Bytes of the heap this process holds in live allocations now, as the C
 // library's allocator counts them (glibc's mallinfo2, emscripten's mallinfo,
 // macOS's malloc zones); negative where it cannot be read. Freed memory that

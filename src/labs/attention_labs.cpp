@@ -313,14 +313,10 @@ LabResult quadratic_cost() {
 }  // namespace
 
 void add_attention_labs(std::vector<Lab>& labs) {
-  labs.push_back({"attention-by-hand", "chapter 17, self-check 2", claim("attention-by-hand"), chapter_example,
-                  Question{std::string(text::tr("lab.attention-by-hand.question", text::Lang::en)),
-                           std::string(text::tr("lab.attention-by-hand.format", text::Lang::en)), grade_by_hand}});
-  labs.push_back({"no-position", "chapter 17, self-check 3", claim("no-position"), no_position});
-  labs.push_back({"quadratic-cost", "chapter 17, self-check 4", claim("quadratic-cost"), quadratic_cost,
-                  Question{std::string(text::tr("lab.quadratic-cost.question", text::Lang::en)),
-                           std::string(text::tr("lab.quadratic-cost.format", text::Lang::en)), grade_growth}});
-  labs.push_back({"sqrt-dk", "paper analysis: dividing by sqrt(d_k)", claim("sqrt-dk"), sqrt_dk});
+  labs.push_back(make_lab("attention-by-hand", chapter_example, Question{grade_by_hand}));
+  labs.push_back(make_lab("no-position", no_position));
+  labs.push_back(make_lab("quadratic-cost", quadratic_cost, Question{grade_growth}));
+  labs.push_back(make_lab("sqrt-dk", sqrt_dk));
 }
 
 }  // namespace seqgrad::labs

@@ -43,8 +43,7 @@ LabResult two_walls() {
   }
   r.lines.push_back(
       "rho: W_h's spectral radius (largest |eigenvalue|), the long-run rate; sigma: its spectral norm (largest "
-      "singular "
-      "value), the most one step can stretch");
+      "singular value), the most one step can stretch");
   // Wall 2: the steps that must run one after another.
   const auto rnn_paths = inspect::measure_paths(*rnn, 64);
   const auto attention_paths = inspect::measure_paths(*nn::make_model(small("transformer", 65), 0), 64);
@@ -87,8 +86,8 @@ LabResult path_length() {
 }  // namespace
 
 void add_chain_labs(std::vector<Lab>& labs) {
-  labs.push_back({"two-walls", "chapter 17, self-check 1", claim("two-walls"), two_walls});
-  labs.push_back({"path-length", "paper analysis: Table 1", claim("path-length"), path_length});
+  labs.push_back(make_lab("two-walls", two_walls));
+  labs.push_back(make_lab("path-length", path_length));
 }
 
 }  // namespace seqgrad::labs

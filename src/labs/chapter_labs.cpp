@@ -204,10 +204,7 @@ LabResult attention_learned() {
       "the query's weight on the key, 16 positions back (an even share: {:.3f}); mean over heads / the top head",
       1.0 / T));
   for (std::uint64_t seed : {0, 1, 2}) {
-    train::TrainConfig c = train::fresh_config("transformer", {"recall", 16, "", ""}, 32, 300, seed);
-    c.model.layers = 1;
-    c.model.heads = 2;
-    c.optim.lr = 3e-3;
+    train::TrainConfig c = small_config({"recall", 16, "", ""}, 2, 4, 300, seed);
     c.eval_size = 256;
     complete_from_task(c, task->info());
     const auto [before_mean, before_top] = weight_on_key(*nn::make_model(c.model, c.seed));
@@ -326,13 +323,12 @@ LabResult sqrt_dk_training() {
 }  // namespace
 
 void add_chapter_labs(std::vector<Lab>& labs) {
-  labs.push_back({"shared-weights", "chapter 17, section 1", claim("shared-weights"), shared_weights});
-  labs.push_back({"clipping", "chapter 17, wall 1", claim("clipping"), clipping});
-  labs.push_back({"context-vector", "chapter 17, section 3", claim("context-vector"), context_vector});
-  labs.push_back({"attention-learned", "chapter 17, section 3", claim("attention-learned"), attention_learned});
-  labs.push_back({"attention-memory", "chapter 17, self-check 4", claim("attention-memory"), attention_memory});
-  labs.push_back(
-      {"sqrt-dk-training", "paper analysis: dividing by sqrt(d_k)", claim("sqrt-dk-training"), sqrt_dk_training});
+  labs.push_back(make_lab("shared-weights", shared_weights));
+  labs.push_back(make_lab("clipping", clipping));
+  labs.push_back(make_lab("context-vector", context_vector));
+  labs.push_back(make_lab("attention-learned", attention_learned));
+  labs.push_back(make_lab("attention-memory", attention_memory));
+  labs.push_back(make_lab("sqrt-dk-training", sqrt_dk_training));
 }
 
 }  // namespace seqgrad::labs

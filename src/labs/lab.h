@@ -27,16 +27,16 @@ struct Grade {
   bool right = false;
   std::string message;  // one line: what was right, or what the answer is and why
 };
+// Its wording is the catalogue's (question_text, format_text).
 struct Question {
-  std::string text;    // the question, as the lab asks it (English; the catalogue's lab.NAME.question)
-  std::string format;  // how to write the answer, with an example (lab.NAME.format)
-  // Throws std::invalid_argument (one line) for an answer not in `format`;
-  // the message of the grade is in `lang`.
+  // Throws std::invalid_argument (one line) for an answer not in the lab's
+  // format; the message of the grade is in `lang`.
   std::function<Grade(const std::string& answer, const LabResult& result, text::Lang lang)> grade;
 };
 
 struct Lab {
   std::string name;
+  // In English, from the catalogue (lab.NAME.source, lab.NAME.claim; source_text and claim_text give either language).
   std::string source;  // where the claim comes from: "chapter 17, self-check 2", "paper analysis: sqrt(d_k)"
   std::string claim;
   std::function<LabResult()> run;

@@ -97,8 +97,8 @@ LabResult rope() {
 }  // namespace
 
 void add_position_labs(std::vector<Lab>& labs) {
-  labs.push_back({"pe-shift", "paper analysis: why sin/cos, why addition", claim("pe-shift"), pe_shift});
-  labs.push_back({"rope", "chapter 17: RoPE", claim("rope"), rope});
+  labs.push_back(make_lab("pe-shift", pe_shift));
+  labs.push_back(make_lab("rope", rope));
 }
 
 }  // namespace seqgrad::labs

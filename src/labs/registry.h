@@ -2,12 +2,18 @@
 #pragma once
 
 #include "src/labs/lab.h"
+#include "src/train/config.h"
 
 namespace seqgrad::labs {
 
-// A lab's claim as the catalogue has it in English (src/text/catalogue_web.inc
-// holds both languages: the browser bench shows either).
-std::string claim(const std::string& name);
+// A lab with its source and claim as the catalogue has them in English
+// (src/text/catalogue_web.inc holds both languages: the browser bench shows either).
+Lab make_lab(const std::string& name, std::function<LabResult()> run, std::optional<Question> question = std::nullopt);
+
+// The small Transformer the trained labs use: one layer of width 32, `heads`
+// heads, an FFN ffn_mult times as wide (none for 0), Adam at 3e-3, warmup then
+// cosine over `steps`, as `seqgrad train` would run it (training_labs.cpp).
+train::TrainConfig small_config(const tasks::TaskOptions& task, int heads, int ffn_mult, int steps, std::uint64_t seed);
 
 void add_attention_labs(std::vector<Lab>& labs);  // attention_labs.cpp
 void add_position_labs(std::vector<Lab>& labs);   // position_labs.cpp

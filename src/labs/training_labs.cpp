@@ -15,6 +15,17 @@
 
 namespace seqgrad::labs {
 
+train::TrainConfig small_config(const tasks::TaskOptions& task, int heads, int ffn_mult, int steps,
+                                std::uint64_t seed) {
+  train::TrainConfig c = train::fresh_config("transformer", task, 32, steps, seed);
+  c.model.layers = 1;
+  c.model.heads = heads;
+  c.model.ffn = ffn_mult > 0;
+  if (ffn_mult > 0) c.model.ffn_mult = ffn_mult;
+  c.optim.lr = 3e-3;
+  return c;
+}
+
 namespace {
 
 // Recall at distances 5, 10, 20, 40 for the vanilla RNN, the LSTM, the GRU and
@@ -65,16 +76,9 @@ LabResult gates() {
   return r;
 }
 
-// A one-layer Transformer of width 32 trained on `task` for `steps` steps (batch
-// 32, Adam at 3e-3, warmup then cosine), as `seqgrad train` would run it.
+// small_config, trained on `task` at its default length.
 train::TrainResult train_small(const std::string& task, int heads, int ffn_mult, int steps, std::uint64_t seed) {
-  train::TrainConfig c = train::fresh_config("transformer", {task, 0, "", ""}, 32, steps, seed);
-  c.model.layers = 1;
-  c.model.heads = heads;
-  c.model.ffn = ffn_mult > 0;
-  if (ffn_mult > 0) c.model.ffn_mult = ffn_mult;
-  c.optim.lr = 3e-3;
-  return train::run_training(c, {});
+  return train::run_training(small_config({task, 0, "", ""}, heads, ffn_mult, steps, seed), {});
 }
 
 std::string row_of(const std::vector<double>& v) {
@@ -122,27 +126,26 @@ LabResult multi_head() {
   constexpr int kSteps = 4000;
   std::map<int, std::vector<long>> reached;
   std::map<int, std::vector<double>> accuracy;
+  std::map<int, std::size_t> params;
   std::shared_ptr<nn::SequenceModel> four;
-  std::size_t params1 = 0, params4 = 0;
   for (int heads : {1, 4}) {
     for (std::uint64_t seed : {0, 1, 2}) {
       const train::TrainResult t = train_small("lookback", heads, 4, kSteps, seed);
       reached[heads].push_back(steps_to(t.log, 0.9));
       accuracy[heads].push_back(*t.eval.token_acc);
-      (heads == 1 ? params1 : params4) = t.params;
+      params[heads] = t.params;
       if (heads == 4 && !four) four = t.model;
     }
     std::string when;
     for (long s : reached[heads]) when += s ? fmt::format(" {:>5}", s) : std::string("  never");
     r.figures[fmt::format("heads_{}", heads)] = {{"d_k", 32 / heads},
-                                                 {"params", heads == 1 ? params1 : params4},
+                                                 {"params", params[heads]},
                                                  {"steps_to_90", reached[heads]},
                                                  {"accuracy_by_seed", accuracy[heads]}};
     r.lines.push_back(
         fmt::format("{} head{} of width {:>2} ({} parameters): steps to 90% by seed{}; held-out accuracy "
                     "after {}{}",
-                    heads, heads == 1 ? " " : "s", 32 / heads, heads == 1 ? params1 : params4, when, kSteps,
-                    row_of(accuracy[heads])));
+                    heads, heads == 1 ? " " : "s", 32 / heads, params[heads], when, kSteps, row_of(accuracy[heads])));
   }
   // What each of the four heads (seed 0) looks at: its mean weight on the tokens 0 to 4 steps back.
   const auto task = tasks::make_task({"lookback", 0, "", ""});
@@ -172,7 +175,7 @@ LabResult multi_head() {
     faster = faster && reached[4][i] > 0 && (reached[1][i] == 0 || reached[4][i] < reached[1][i]);
   const long slowest_four = *std::max_element(reached[4].begin(), reached[4].end());
   const long fastest_one = *std::min_element(reached[1].begin(), reached[1].end());
-  r.holds = faster && (fastest_one == 0 || slowest_four < fastest_one) && params1 == params4;
+  r.holds = faster && (fastest_one == 0 || slowest_four < fastest_one) && params[1] == params[4];
   return r;
 }
 
@@ -268,10 +271,8 @@ LabResult qk_asymmetry() {
   // Trained on lookback, where each position must read the tokens 1, 2 and 4 steps back: one layer of width 32,
   // 4 heads, seeds 0-2, 1000 and 3000 steps, with W_Q and W_K apart and with W_K = W_Q.
   auto lookback = [](bool tie, int steps, std::uint64_t seed) {
-    train::TrainConfig c = train::fresh_config("transformer", {"lookback", 0, "", ""}, 32, steps, seed);
-    c.model.layers = 1;
+    train::TrainConfig c = small_config({"lookback", 0, "", ""}, 4, 4, steps, seed);
     c.model.tie_qk = tie;
-    c.optim.lr = 3e-3;
     c.eval_size = 256;
     return train::run_training(c, {});
   };
@@ -329,10 +330,10 @@ LabResult qk_asymmetry() {
 }  // namespace
 
 void add_training_labs(std::vector<Lab>& labs) {
-  labs.push_back({"gates", "chapter 17: LSTM and GRU", claim("gates"), gates});
-  labs.push_back({"qk-asymmetry", "paper analysis: why separate W_Q and W_K", claim("qk-asymmetry"), qk_asymmetry});
-  labs.push_back({"multi-head", "paper analysis: multi-head attention", claim("multi-head"), multi_head});
-  labs.push_back({"ffn", "paper analysis: the position-wise FFN", claim("ffn"), ffn});
+  labs.push_back(make_lab("gates", gates));
+  labs.push_back(make_lab("qk-asymmetry", qk_asymmetry));
+  labs.push_back(make_lab("multi-head", multi_head));
+  labs.push_back(make_lab("ffn", ffn));
 }
 
 }  // namespace seqgrad::labs
