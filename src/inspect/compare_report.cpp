@@ -146,6 +146,16 @@ std::string to_text(const CompareResult& r) {
       "positions of a sequence\n",
       r.config.path_lengths.back());
   if (const std::string note = size_note(r); !note.empty()) text += "  " + note + "\n";
+  // Why a Transformer can be slower per step with a far shorter chain: the rate of its products beside the others'.
+  std::string rates;
+  for (const Contender& c : r.contenders)
+    if (c.run.ms_per_step > 0)
+      rates += fmt::format("{}{} {:.1f} GFLOP/s", rates.empty() ? "" : ", ", c.model,
+                           c.flops_per_step / 1e6 / c.run.ms_per_step);
+  if (!rates.empty())
+    text += "  step time: this machine's; the matrix products ran at " + rates +
+            " (a recurrent model does one small product per time step, one after another; seqgrad lab "
+            "sequential-time)\n";
   return text;
 }
 
