@@ -130,17 +130,24 @@ std::vector<SweepPoint> sweep_len(int max_len, int batch, int steps) {
   std::vector<SweepPoint> out;
   for (const char* kind : {"rnn", "transformer"}) {
     for (int len = 16; len <= max_len; len *= 2) {
-      ag::release_buffers();
-      StepTimer s(base(kind, len), batch, len);
-      s.step();
-      const std::uint64_t before = ag::matmul_flops();
-      std::vector<double> ms{s.step()};
-      const double flops = static_cast<double>(ag::matmul_flops() - before);
-      for (int i = 1; i < steps; ++i) ms.push_back(s.step());
-      out.push_back({kind, len, percentile(ms, 0.5), flops});
+      const StepTiming t = time_steps(base(kind, len), batch, len, steps, 1);
+      out.push_back({kind, len, t.ms, t.flops_matmul});
     }
   }
   return out;
+}
+
+StepTiming time_steps(const nn::ModelConfig& model, int batch, int len, int steps, int threads) {
+  ag::set_num_threads(threads);
+  ag::release_buffers();
+  StepTimer s(model, batch, len);
+  for (int i = 0; i < 3; ++i) s.step();  // warm up: first allocations, caches
+  const std::uint64_t before = ag::matmul_flops();
+  std::vector<double> ms{s.step()};
+  const double flops = static_cast<double>(ag::matmul_flops() - before);
+  for (int i = 1; i < steps; ++i) ms.push_back(s.step());
+  ag::set_num_threads(1);
+  return {percentile(ms, 0.5), *std::min_element(ms.begin(), ms.end()), flops};
 }
 
 std::string build_description() { return std::string(SEQGRAD_BUILD_TYPE) + ", flags:" + SEQGRAD_CXX_FLAGS; }

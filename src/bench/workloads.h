@@ -47,6 +47,15 @@ struct SweepPoint {
 };
 std::vector<SweepPoint> sweep_len(int max_len, int batch, int steps);
 
+// One training step of a fresh `model` on batch x len random tokens, on
+// `threads` threads: the median and the fastest milliseconds of `steps` timed
+// steps (after three warm-up steps) and the FLOPs the matmul kernels did in one.
+struct StepTiming {
+  double ms = 0, ms_min = 0;
+  double flops_matmul = 0;
+};
+StepTiming time_steps(const nn::ModelConfig& model, int batch, int len, int steps, int threads);
+
 // "Release -O3 -march=x86-64-v3": what the figures were measured with.
 std::string build_description();
 

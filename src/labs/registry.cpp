@@ -20,13 +20,27 @@ const std::vector<Lab>& all_labs() {
     add_position_labs(l);
     add_training_labs(l);
     add_chapter_labs(l);
+    add_timing_labs(l);
     // The chapter in its order (its self-checks where they fall), then the paper analysis in its order.
-    const std::vector<std::string> order{"shared-weights",    "two-walls",      "clipping",
-                                         "attention-by-hand", "context-vector", "attention-learned",
-                                         "no-position",       "quadratic-cost", "attention-memory",
-                                         "qk-asymmetry",      "sqrt-dk",        "sqrt-dk-training",
-                                         "multi-head",        "pe-shift",       "ffn",
-                                         "path-length",       "rope",           "gates"};
+    const std::vector<std::string> order{"shared-weights",
+                                         "two-walls",
+                                         "sequential-time",
+                                         "clipping",
+                                         "attention-by-hand",
+                                         "context-vector",
+                                         "attention-learned",
+                                         "no-position",
+                                         "quadratic-cost",
+                                         "attention-memory",
+                                         "qk-asymmetry",
+                                         "sqrt-dk",
+                                         "sqrt-dk-training",
+                                         "multi-head",
+                                         "pe-shift",
+                                         "ffn",
+                                         "path-length",
+                                         "rope",
+                                         "gates"};
     auto rank = [&](const Lab& lab) { return std::find(order.begin(), order.end(), lab.name) - order.begin(); };
     std::stable_sort(l.begin(), l.end(), [&](const Lab& a, const Lab& b) { return rank(a) < rank(b); });
     // Each lab's result carries its own name and claim, whatever the function filled in.

@@ -20,5 +20,6 @@ void add_position_labs(std::vector<Lab>& labs);   // position_labs.cpp
 void add_chain_labs(std::vector<Lab>& labs);      // chain_labs.cpp
 void add_training_labs(std::vector<Lab>& labs);   // training_labs.cpp
 void add_chapter_labs(std::vector<Lab>& labs);    // chapter_labs.cpp
+void add_timing_labs(std::vector<Lab>& labs);     // timing_labs.cpp
 
 }  // namespace seqgrad::labs

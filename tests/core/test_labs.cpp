@@ -29,6 +29,27 @@ TEST_CASE("trained lab gates holds", "[labs][training]") { CHECK(labs::find_lab(
 TEST_CASE("trained lab multi-head holds", "[labs][training]") { CHECK(labs::find_lab("multi-head").run().holds); }
 TEST_CASE("trained lab ffn holds", "[labs][training]") { CHECK(labs::find_lab("ffn").run().holds); }
 
+// Its verdict compares times too, with wide margins (make test-asan skips "timed lab": ASan distorts them); the
+// counted figures are checked exactly.
+TEST_CASE("timed lab sequential-time: the RNN's chain grows with T at the same FLOPs, the Transformer's does not",
+          "[labs]") {
+  const auto r = labs::find_lab("sequential-time").run();
+  INFO(r.figures.dump());
+  CHECK(r.holds);
+  const auto& rnn = r.figures["rnn"];
+  const auto& tf = r.figures["transformer"];
+  REQUIRE(rnn.size() == 5);
+  REQUIRE(tf.size() == 5);
+  for (std::size_t i = 0; i < rnn.size(); ++i) {
+    const int T = rnn[i]["len"];
+    CHECK(rnn[i]["batch"].get<int>() * T == 2048);
+    CHECK(rnn[i]["sequential_ops"] == 4 * T + 2);  // embed, then four ops a step, then the head
+    CHECK(tf[i]["sequential_ops"] == tf[0]["sequential_ops"]);
+    CHECK(rnn[i]["gflop"].get<double>() == Approx(rnn[0]["gflop"].get<double>()).epsilon(0.02));
+    CHECK(tf[i]["gflop"].get<double>() > 10 * rnn[i]["gflop"].get<double>());
+  }
+}
+
 TEST_CASE("lab shared-weights: counts flat in T but for a learned table, d_model per position", "[labs]") {
   const auto r = labs::find_lab("shared-weights").run();
   CHECK(r.holds);

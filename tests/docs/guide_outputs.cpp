@@ -13,7 +13,8 @@
 // writes the fresh outputs into the files instead (`make docs`).
 //
 // Times change from run to run, so a number followed by a unit of time
-// ("12.4 s", "3.1 ms/step", "88 steps/s", "time x102.9") is compared as '#'.
+// ("12.4 s", "3.1 ms/step", "88 steps/s", "95.1 GFLOP/s", "time x102.9") is
+// compared as '#', with the spaces that pad it to a column.
 // Trained figures change in their last digits with the compiler's flags: when
 // a guide's first block is `$ seqgrad --version` and the binary's version line
 // (which names the build) is not the one shown, that guide's numbers are all
@@ -83,9 +84,9 @@ std::string run(const std::string& binary, const std::string& command, const std
 }
 
 std::string mask_times(const std::string& s) {
-  static const std::regex unit(R"(\d+(\.\d+)?( ?)(ms/step|steps/s|ms|s)\b)");
+  static const std::regex unit(R"( *\d+(\.\d+)?( ?)(GFLOP/s|ms/step|steps/s|ms|s)\b)");
   static const std::regex ratio(R"(time x\d+(\.\d+)?)");
-  return std::regex_replace(std::regex_replace(s, unit, "#$2$3"), ratio, "time x#");
+  return std::regex_replace(std::regex_replace(s, unit, " #$2$3"), ratio, "time x#");
 }
 
 std::string mask_numbers(const std::string& s) {

@@ -1,0 +1,110 @@
+// Wall 2 timed: the RNN's steps wait for one another; the Transformer's
+// positions do not.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "src/bench/workloads.h"
+#include "src/inspect/paths.h"
+#include "src/labs/registry.h"
+
+namespace seqgrad::labs {
+
+namespace {
+
+struct Layout {
+  int batch = 0, len = 0, chain = 0;
+  double gflop = 0, ms_one = 0, ms_two = 0;
+  double per_link() const { return gflop * 1e9 / chain; }  // FLOPs per op of the chain
+};
+
+std::string flops_text(double f) {
+  return f >= 1e6 ? fmt::format("{:.1f} MFLOP", f / 1e6) : fmt::format("{:.0f} kFLOP", f / 1e3);
+}
+
+// The same 2048 tokens per training step, laid out as many short sequences or
+// one long one: for the vanilla RNN and the Transformer of `seqgrad bench`
+// (width 64; the Transformer's two layers), the ops in the longest chain (on
+// the autograd graph), the FLOPs of the matrix products, and the fastest of 9
+// steps (twice over) on one thread and on two.
+LabResult sequential_time() {
+  LabResult r;
+  constexpr int kTokens = 2048, kSteps = 9;
+  std::map<std::string, std::vector<Layout>> runs;
+  r.lines.push_back(
+      fmt::format("model          B x T     ops in a chain    GFLOP   1 thread                   2 threads"));
+  // Two rounds over every layout, each figure the faster of the two: a step timed while the machine was busy
+  // elsewhere does not decide the verdict.
+  for (int round = 0; round < 2; ++round)
+    for (const char* kind : {"rnn", "transformer"}) {
+      std::vector<Layout>& layouts = runs[kind];
+      std::size_t i = 0;
+      for (int T : {16, 64, 256, 512, 2048}) {
+        nn::ModelConfig m = bench::find_workload(kind).model;
+        m.max_len = T;
+        if (round == 0)
+          layouts.push_back({kTokens / T, T, inspect::measure_paths(*nn::make_model(m, 0), T).sequential_ops});
+        Layout& l = layouts[i++];
+        const bench::StepTiming one = bench::time_steps(m, l.batch, T, kSteps, 1);
+        const double two = bench::time_steps(m, l.batch, T, kSteps, 2).ms_min;
+        l.gflop = one.flops_matmul / 1e9;
+        l.ms_one = round == 0 ? one.ms_min : std::min(l.ms_one, one.ms_min);
+        l.ms_two = round == 0 ? two : std::min(l.ms_two, two);
+      }
+    }
+  for (const char* kind : {"rnn", "transformer"})
+    for (const Layout& l : runs[kind]) {
+      r.figures[kind].push_back({{"batch", l.batch},
+                                 {"len", l.len},
+                                 {"sequential_ops", l.chain},
+                                 {"gflop", l.gflop},
+                                 {"flops_per_link", l.per_link()},
+                                 {"ms_1_thread", l.ms_one},
+                                 {"ms_2_threads", l.ms_two}});
+      r.lines.push_back(
+          fmt::format("{:<12} {:>3} x {:<4}  {:>8}          {:6.3f}   {:7.2f} ms ({:5.1f} GFLOP/s)   {:7.2f} ms", kind,
+                      l.batch, l.len, l.chain, l.gflop, l.ms_one, l.gflop * 1e3 / l.ms_one, l.ms_two));
+    }
+  const std::vector<Layout>&rnn = runs["rnn"], &tf = runs["transformer"];
+  const Layout &short_rnn = rnn.front(), &long_rnn = rnn.back();
+  double rnn_two = 1e9;  // the RNN's best time with two threads against one, over the layouts
+  for (const Layout& l : rnn) rnn_two = std::min(rnn_two, l.ms_two / l.ms_one);
+  r.lines.push_back(fmt::format(
+      "rnn: one sequence of 2048 against 128 of 16, the same FLOPs: time x{:.1f}; with a second thread, time x{:.2f} "
+      "at best (it could split the input projection and the head, never the chain)",
+      long_rnn.ms_one / short_rnn.ms_one, rnn_two));
+  r.lines.push_back(fmt::format("transformer: with a second thread, time x{:.2f} at 128 x 16, time x{:.2f} at 1 x 2048",
+                                tf.front().ms_two / tf.front().ms_one, tf.back().ms_two / tf.back().ms_one));
+  r.lines.push_back(fmt::format(
+      "work per op of the chain: rnn {} at 128 x 16, {} at 1 x 2048; transformer {} and {} ({:.0f} and {:.0f} times "
+      "the rnn's)",
+      flops_text(short_rnn.per_link()), flops_text(long_rnn.per_link()), flops_text(tf.front().per_link()),
+      flops_text(tf.back().per_link()), tf.front().per_link() / short_rnn.per_link(),
+      tf.back().per_link() / long_rnn.per_link()));
+  r.lines.push_back(fmt::format(
+      "the transformer does {:.0f} to {:.0f} times the rnn's FLOPs (attention and a 4x FFN in each of two layers, "
+      "against one 64 x 64 product a token)",
+      tf.front().gflop / short_rnn.gflop, tf.back().gflop / long_rnn.gflop));
+  r.lines.push_back(
+      "times are this machine's, the fastest of 9 steps in each of two rounds (a step: forward, loss, backward, Adam), "
+      "so they change from "
+      "run to run");
+
+  bool holds = true;
+  for (std::size_t i = 0; i < rnn.size(); ++i) {
+    holds = holds && rnn[i].chain > 3 * rnn[i].len && tf[i].chain == tf.front().chain &&
+            std::abs(rnn[i].gflop / short_rnn.gflop - 1) < 0.02 && rnn[i].ms_two > 0.9 * rnn[i].ms_one &&
+            tf[i].gflop > 10 * rnn[i].gflop && tf[i].ms_one > rnn[i].ms_one &&
+            tf[i].per_link() > 10 * rnn[i].per_link();
+  }
+  r.holds = holds && long_rnn.ms_one > 1.5 * short_rnn.ms_one && tf.back().per_link() > 1000 * long_rnn.per_link();
+  return r;
+}
+
+}  // namespace
+
+void add_timing_labs(std::vector<Lab>& labs) { labs.push_back(make_lab("sequential-time", sequential_time)); }
+
+}  // namespace seqgrad::labs
