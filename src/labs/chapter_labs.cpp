@@ -280,7 +280,7 @@ LabResult attention_memory() {
   const double attention_growth = mib["transformer"][3] / mib["transformer"][2],
                rnn_growth = mib["rnn"][3] / mib["rnn"][2];
   r.figures["growth_1024_to_2048"] = {{"transformer", attention_growth}, {"rnn", rnn_growth}};
-  r.lines.push_back(fmt::format("from T = 1024 to 2048: attention x{:.2f}, RNN x{:.2f} (n^2 would be x4, n x2)",
+  r.lines.push_back(fmt::format("from T = 1024 to 2048: attention x{:.1f}, RNN x{:.1f} (n^2 would be x4, n x2)",
                                 attention_growth, rnn_growth));
   r.lines.push_back(
       measured
