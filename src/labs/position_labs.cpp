@@ -1,12 +1,16 @@
 // Labs on positions: the sinusoidal encoding's shift matrices and why adding
 // it does not drown the meaning, and the rotary encoding's relative distances.
 #include <fmt/core.h>
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 
 #include "autograd/ops.h"
 #include "src/labs/registry.h"
 #include "src/nn/transformer.h"
+#include "src/tasks/task.h"
+#include "src/train/trainer.h"
 
 namespace seqgrad::labs {
 
@@ -94,11 +98,75 @@ LabResult rope() {
   return r;
 }
 
+// Accuracy of `model` on held-out lookback sequences of length T, at the
+// positions before `seen` and at those from `seen` on.
+std::pair<double, double> lookback_accuracy(const nn::SequenceModel& model, int T, int seen, std::uint64_t seed) {
+  const auto task = tasks::make_task({"lookback", T, "", ""});
+  std::array<long, 2> right{0, 0}, scored{0, 0};
+  ag::NoGrad no_grad;
+  for (const tasks::Batch& b : task->eval_batches(128, 64, seed)) {
+    const ag::Tensor logits = model.forward({b.B, b.T, b.tokens, {}}).logits;
+    const int V = logits.shape().back();
+    for (int i = 0; i < b.B * b.T; ++i) {
+      if (b.targets[static_cast<std::size_t>(i)] == tasks::kIgnore) continue;
+      const auto row = logits.data().begin() + static_cast<long>(i) * V;
+      const int guess = static_cast<int>(std::max_element(row, row + V) - row);
+      const std::size_t part = i % b.T >= seen ? 1 : 0;
+      right[part] += guess == b.targets[static_cast<std::size_t>(i)];
+      ++scored[part];
+    }
+  }
+  return {static_cast<double>(right[0]) / scored[0], scored[1] ? static_cast<double>(right[1]) / scored[1] : 0.0};
+}
+
+// Trained on lookback at length 16, scored at 32, 64 and 128 on the positions
+// it never saw: sinusoidal, learned and rotary positions, 3 seeds.
+LabResult length_generalisation() {
+  LabResult r;
+  constexpr int kTrained = 16;
+  const std::vector<int> lens{32, 64, 128};
+  for (const char* pos : {"sinusoidal", "learned", "rope"}) {
+    for (std::uint64_t seed : {0, 1, 2}) {
+      train::TrainConfig c = small_config({"lookback", kTrained, "", ""}, 4, 4, 2000, seed);
+      c.model.pos = nn::choices::parse_positional_encoding(pos);
+      c.model.max_len = lens.back();
+      const train::TrainResult t = train::run_training(c, {});
+      std::string row;
+      for (int T : lens) {
+        const auto [seen, unseen] = lookback_accuracy(*t.model, T, kTrained, train::eval_seed(seed));
+        row += fmt::format("  T = {:>3}: {:.3f} / {:.3f}", T, seen, unseen);
+        r.figures[pos][std::to_string(seed)].push_back({{"len", T}, {"seen", seen}, {"unseen", unseen}});
+      }
+      r.lines.push_back(fmt::format("{:<11} seed {}: positions 0-15 / 16 on:{}", pos, seed, row));
+    }
+  }
+  r.lines.push_back(
+      "lookback: the answer at t is 4 x[t-1] + 2 x[t-2] + x[t-4] (8 classes, chance 0.125); one layer of width 32, 4 "
+      "heads, 2000 steps at T = 16; held-out accuracy on the trained positions / on the new ones");
+  // On the trained positions all stay right; on the new ones at twice the length the absolute encodings are near
+  // chance and RoPE is not; further out RoPE falls too, staying above both.
+  bool holds = true;
+  for (const char* pos : {"sinusoidal", "learned", "rope"})
+    for (const auto& [seed, runs] : r.figures[pos].items()) {
+      const bool rope = std::string(pos) == "rope";
+      for (const auto& at : runs) holds = holds && at["seen"].get<double>() >= 0.95;
+      const double twice = runs[0]["unseen"], far = runs[2]["unseen"];
+      holds = holds && (rope ? twice >= 0.95 && far < 0.9 : twice < 0.3);
+      if (rope)
+        for (const char* other : {"sinusoidal", "learned"})
+          for (std::size_t i = 0; i < lens.size(); ++i)
+            holds = holds && runs[i]["unseen"].get<double>() > r.figures[other][seed][i]["unseen"].get<double>();
+    }
+  r.holds = holds;
+  return r;
+}
+
 }  // namespace
 
 void add_position_labs(std::vector<Lab>& labs) {
   labs.push_back(make_lab("pe-shift", pe_shift));
   labs.push_back(make_lab("rope", rope));
+  labs.push_back(make_lab("length-generalisation", length_generalisation));
 }
 
 }  // namespace seqgrad::labs

@@ -40,6 +40,7 @@ const std::vector<Lab>& all_labs() {
                                          "ffn",
                                          "path-length",
                                          "rope",
+                                         "length-generalisation",
                                          "gates"};
     auto rank = [&](const Lab& lab) { return std::find(order.begin(), order.end(), lab.name) - order.begin(); };
     std::stable_sort(l.begin(), l.end(), [&](const Lab& a, const Lab& b) { return rank(a) < rank(b); });

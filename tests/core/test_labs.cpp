@@ -28,6 +28,11 @@ TEST_CASE("trained lab qk-asymmetry holds", "[labs][training]") {
 TEST_CASE("trained lab gates holds", "[labs][training]") { CHECK(labs::find_lab("gates").run().holds); }
 TEST_CASE("trained lab multi-head holds", "[labs][training]") { CHECK(labs::find_lab("multi-head").run().holds); }
 TEST_CASE("trained lab ffn holds", "[labs][training]") { CHECK(labs::find_lab("ffn").run().holds); }
+TEST_CASE("trained lab length-generalisation holds", "[labs][training]") {
+  const auto r = labs::find_lab("length-generalisation").run();
+  INFO(r.figures.dump());
+  CHECK(r.holds);
+}
 
 // Its verdict compares times too, with wide margins (make test-asan skips "timed lab": ASan distorts them); the
 // counted figures are checked exactly.
