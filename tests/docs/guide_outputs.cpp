@@ -90,8 +90,8 @@ std::string mask_times(const std::string& s) {
 }
 
 std::string mask_numbers(const std::string& s) {
-  static const std::regex number(R"([-+]?\d+(\.\d+)?(e[-+]?\d+)?)");
-  return std::regex_replace(s, number, "#");
+  static const std::regex number(R"( *[-+]?\d+(\.\d+)?(e[-+]?\d+)?)");  // with the spaces that pad it to a column
+  return std::regex_replace(s, number, " #");
 }
 
 std::vector<std::string> split(const std::string& s) {
