@@ -10,6 +10,7 @@
 #include "src/labs/registry.h"
 #include "src/nn/transformer.h"
 #include "src/tasks/task.h"
+#include "src/train/loss.h"
 #include "src/train/trainer.h"
 
 namespace seqgrad::labs {
@@ -105,7 +106,7 @@ std::pair<double, double> lookback_accuracy(const nn::SequenceModel& model, int 
   std::array<long, 2> right{0, 0}, scored{0, 0};
   ag::NoGrad no_grad;
   for (const tasks::Batch& b : task->eval_batches(128, 64, seed)) {
-    const ag::Tensor logits = model.forward({b.B, b.T, b.tokens, {}}).logits;
+    const ag::Tensor logits = model.forward(train::to_input(b)).logits;
     const int V = logits.shape().back();
     for (int i = 0; i < b.B * b.T; ++i) {
       if (b.targets[static_cast<std::size_t>(i)] == tasks::kIgnore) continue;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "src/bench/workloads.h"
@@ -16,8 +17,9 @@ namespace {
 
 struct Layout {
   int batch = 0, len = 0, chain = 0;
-  double gflop = 0, ms_one = 0, ms_two = 0;
-  double per_link() const { return gflop * 1e9 / chain; }  // FLOPs per op of the chain
+  double gflop = 0;
+  double ms_one = std::numeric_limits<double>::infinity(), ms_two = ms_one;  // the fastest over the rounds
+  double per_link() const { return gflop * 1e9 / chain; }                    // FLOPs per op of the chain
 };
 
 std::string flops_text(double f) {
@@ -50,8 +52,8 @@ LabResult sequential_time() {
         const bench::StepTiming one = bench::time_steps(m, l.batch, T, kSteps, 1);
         const double two = bench::time_steps(m, l.batch, T, kSteps, 2).ms_min;
         l.gflop = one.flops_matmul / 1e9;
-        l.ms_one = round == 0 ? one.ms_min : std::min(l.ms_one, one.ms_min);
-        l.ms_two = round == 0 ? two : std::min(l.ms_two, two);
+        l.ms_one = std::min(l.ms_one, one.ms_min);
+        l.ms_two = std::min(l.ms_two, two);
       }
     }
   for (const char* kind : {"rnn", "transformer"})
@@ -89,8 +91,7 @@ LabResult sequential_time() {
       tf.front().gflop / short_rnn.gflop, tf.back().gflop / long_rnn.gflop));
   r.lines.push_back(
       "times are this machine's, the fastest of 9 steps in each of two rounds (a step: forward, loss, backward, Adam), "
-      "so they change from "
-      "run to run");
+      "so they change from run to run");
 
   bool holds = true;
   for (std::size_t i = 0; i < rnn.size(); ++i) {
