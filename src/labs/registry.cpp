@@ -21,6 +21,7 @@ const std::vector<Lab>& all_labs() {
     add_training_labs(l);
     add_chapter_labs(l);
     add_timing_labs(l);
+    add_language_labs(l);
     // The chapter in its order (its self-checks where they fall), then the paper analysis in its order.
     const std::vector<std::string> order{"shared-weights",
                                          "two-walls",
@@ -36,6 +37,7 @@ const std::vector<Lab>& all_labs() {
                                          "sqrt-dk",
                                          "sqrt-dk-training",
                                          "multi-head",
+                                         "agreement",
                                          "pe-shift",
                                          "ffn",
                                          "path-length",

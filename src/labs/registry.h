@@ -21,5 +21,6 @@ void add_chain_labs(std::vector<Lab>& labs);      // chain_labs.cpp
 void add_training_labs(std::vector<Lab>& labs);   // training_labs.cpp
 void add_chapter_labs(std::vector<Lab>& labs);    // chapter_labs.cpp
 void add_timing_labs(std::vector<Lab>& labs);     // timing_labs.cpp
+void add_language_labs(std::vector<Lab>& labs);   // language_labs.cpp
 
 }  // namespace seqgrad::labs

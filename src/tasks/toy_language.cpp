@@ -116,4 +116,24 @@ class Writer {
 
 std::string generate_toy_language(std::size_t chars, std::uint64_t seed) { return Writer(seed).text(chars); }
 
+namespace {
+std::vector<NumberForms> first_words(const Word* begin, const Word* end) {
+  std::vector<NumberForms> out;
+  for (const Word* w = begin; w != end; ++w) {
+    const std::string one = w->singular, many = w->plural;
+    out.push_back({one.substr(0, one.find(' ')), many.substr(0, many.find(' '))});
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<NumberForms> toy_nouns() { return first_words(kNouns.begin(), kNouns.end()); }
+std::vector<NumberForms> toy_transitive_verbs() { return first_words(kTransitive.begin(), kTransitive.end()); }
+std::vector<NumberForms> toy_verbs() {
+  std::vector<NumberForms> out = first_words(kIntransitive.begin(), kIntransitive.end());
+  const std::vector<NumberForms> transitive = toy_transitive_verbs();
+  out.insert(out.end(), transitive.begin(), transitive.end());
+  return out;
+}
+
 }  // namespace seqgrad::tasks

@@ -415,13 +415,14 @@ TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
   const auto list = run_seqgrad("lab --list --json");
   REQUIRE(list.exit_code == 0);
   const auto names = nlohmann::json::parse(list.out);
-  REQUIRE(names.size() == 20);
+  REQUIRE(names.size() == 21);
   CHECK(names[0]["name"] == "shared-weights");
   CHECK(names[1]["name"] == "two-walls");
   CHECK(names[2]["name"] == "sequential-time");
   CHECK(names[9]["name"] == "attention-memory");
-  CHECK(names[18]["name"] == "length-generalisation");
-  CHECK(names[19]["name"] == "gates");
+  CHECK(names[14]["name"] == "agreement");
+  CHECK(names[19]["name"] == "length-generalisation");
+  CHECK(names[20]["name"] == "gates");
   const auto r = run_seqgrad("lab rope --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);

@@ -108,6 +108,24 @@ TEST_CASE("trained lab attention-learned holds", "[labs][training]") {
   CHECK(r.holds);
 }
 
+TEST_CASE("trained lab agreement: the verb agrees across the clause, and a head looks at the subject",
+          "[labs][training]") {
+  const auto r = labs::find_lab("agreement").run();
+  INFO(r.figures.dump());
+  CHECK(r.holds);
+  REQUIRE(r.figures["seeds"].size() == 3);
+  for (const auto& seed : r.figures["seeds"]) {
+    CHECK(seed["agrees_before"].get<double>() < 0.9);  // the agreement is learned
+    for (const char* when : {"layer2_rows_before", "layer2_rows_after"})
+      for (const auto& row : seed[when]) {  // the last word sees every word of the prompt
+        REQUIRE(row.size() == 7);
+        double sum = 0;
+        for (const auto& x : row) sum += x.get<double>();
+        CHECK(sum == Approx(1).epsilon(1e-5));
+      }
+  }
+}
+
 TEST_CASE("lab attention-by-hand: the chapter's numbers", "[labs]") {
   const labs::LabResult r = labs::find_lab("attention-by-hand").run();
   CHECK(r.holds);

@@ -197,6 +197,23 @@ TEST_CASE("the toy language makes each verb agree with its own subject", "[tasks
   CHECK(text.find("dogs chases") == std::string::npos);
 }
 
+TEST_CASE("the toy language's number forms are its words, first words only", "[tasks]") {
+  const auto nouns = toy_nouns(), verbs = toy_verbs(), transitive = toy_transitive_verbs();
+  REQUIRE(nouns.size() == 10);
+  CHECK(nouns[3].singular == "child");
+  CHECK(nouns[3].plural == "children");
+  REQUIRE(verbs.size() == 14);  // 8 intransitive, then the 6 transitive
+  CHECK(verbs[4].singular == "is");
+  CHECK(verbs[4].plural == "are");
+  CHECK(verbs[5].plural == "were");
+  CHECK(verbs[8].singular == transitive[0].singular);
+  // Every form is a word of the shipped corpus.
+  const auto words = task("words");
+  for (const auto& list : {nouns, verbs})
+    for (const NumberForms& f : list)
+      for (const std::string& w : {f.singular, f.plural}) CHECK(words->encode(w).size() == 1);
+}
+
 TEST_CASE("the same seed gives the same batch; eval batches are fixed", "[tasks]") {
   auto t = task("copy", 5);
   ag::Rng a(7), b(7);
