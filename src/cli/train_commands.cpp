@@ -92,7 +92,8 @@ struct TrainArgs {
   train::TrainConfig config;
   int layers = 0;        // 0: 2 for a Transformer, 1 for a recurrent model
   std::string schedule;  // empty: warmup-rsqrt for a Transformer, constant otherwise
-  bool no_ffn = false, no_causal = false, no_scale = false, tie_qk = false, no_value = false, overwrite = false;
+  bool no_ffn = false, no_causal = false, no_scale = false, tie_qk = false, no_value = false, tie_kv = false,
+       overwrite = false;
   // The named options as typed, parsed into the config's enums in run_train.
   std::string activation = nn::choices::to_string(nn::ModelConfig{}.activation);
   std::string pos = nn::choices::to_string(nn::ModelConfig{}.pos);
@@ -139,7 +140,8 @@ int run_train(TrainArgs a) {
   c.model.causal = !a.no_causal;
   c.model.scale_attention = !a.no_scale;
   c.model.tie_qk = a.tie_qk;
-  c.model.value_proj = !a.no_value;
+  c.model.value_proj = !a.no_value && !a.tie_kv;
+  c.model.tie_kv = a.tie_kv;
   if (a.resume.empty() && a.out.empty()) a.out = "runs/" + c.model.kind + "-" + c.task.name;
 
   std::FILE* human = a.json ? stderr : stdout;
@@ -246,7 +248,8 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   t->add_flag("--pre-ln", c.model.pre_ln, "LayerNorm before each sublayer instead of after (post-LN, the paper's)");
   t->add_flag("--no-causal", a->no_causal, "let every position see the whole sequence");
   t->add_flag("--tie-qk", a->tie_qk, "one matrix for W_Q and W_K, so that Q K^T is symmetric (the qk-asymmetry lab)");
-  t->add_flag("--no-value", a->no_value, "no W_V: the values are the block's input itself (the value-proj lab)");
+  t->add_flag("--no-value", a->no_value, "no W_V: the values are the block's input itself, V = X (the value-proj lab)");
+  t->add_flag("--tie-kv", a->tie_kv, "no W_V: the values are the keys, V = K (the value-proj lab)");
   t->add_flag("--no-scale", a->no_scale, "do not divide attention scores by sqrt(d_k)");
   t->add_option("--init", c.model.init, "recurrent weight init")
       ->check(CLI::IsMember(nn::choices::recurrent_inits))
@@ -315,11 +318,13 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       return;
     }
     // A fresh run: an option the chosen model or optimiser does not use is refused.
+    if (a->no_value && a->tie_kv)
+      throw CLI::ValidationError("--no-value and --tie-kv: choose one (the values are X, or they are the keys)");
     const std::string& kind = a->config.model.kind;
     if (kind != "transformer") {
       refuse_given(*t,
                    {"--heads", "--ffn-mult", "--no-ffn", "--activation", "--pos", "--pre-ln", "--no-causal",
-                    "--no-scale", "--tie-qk", "--no-value"},
+                    "--no-scale", "--tie-qk", "--no-value", "--tie-kv"},
                    "is the Transformer's: --model " + kind + " has no attention, FFN or positional encoding");
       const int layers = a->layers ? a->layers : nn::default_layers(kind);
       if (layers == 1)

@@ -34,6 +34,7 @@ const std::vector<Lab>& all_labs() {
                                          "quadratic-cost",
                                          "attention-memory",
                                          "qk-asymmetry",
+                                         "value-proj",
                                          "sqrt-dk",
                                          "sqrt-dk-training",
                                          "multi-head",

@@ -36,6 +36,7 @@ void ModelConfig::validate() const {
   if (pos == choices::PositionalEncoding::rope && (d_model / heads) % 2 != 0) {
     bad("rope needs an even head width, got d_model / heads = " + std::to_string(d_model / heads));
   }
+  if (tie_kv && value_proj) bad("tie_kv takes the values from the keys, so it needs value_proj = false");
   if (pos == choices::PositionalEncoding::sinusoidal && d_model % 2 != 0)
     bad("a sinusoidal encoding needs an even d_model, got " + std::to_string(d_model));
 }
@@ -59,6 +60,7 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
        {"scale_attention", c.scale_attention},
        {"tie_qk", c.tie_qk},
        {"value_proj", c.value_proj},
+       {"tie_kv", c.tie_kv},
        {"max_len", c.max_len},
        {"dropout", c.dropout}};
 }
@@ -92,6 +94,7 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
   // Absent from the checkpoints written before they existed: the paper's attention.
   c.tie_qk = j.contains("tie_qk") ? j.at("tie_qk").get<bool>() : false;
   c.value_proj = j.contains("value_proj") ? j.at("value_proj").get<bool>() : true;
+  c.tie_kv = j.contains("tie_kv") ? j.at("tie_kv").get<bool>() : false;
   c.max_len = json_int(j, "max_len");
   c.dropout = j.at("dropout").get<double>();
 }

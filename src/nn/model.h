@@ -37,7 +37,8 @@ struct ModelConfig {
   bool causal = true;           // each position sees only itself and the past
   bool scale_attention = true;  // divide scores by sqrt(d_k)
   bool tie_qk = false;          // one matrix for W_Q and W_K: Q K^T = X W W^T X^T, symmetric
-  bool value_proj = true;       // false: no W_V, the values are the block's input itself (V = X)
+  bool value_proj = true;       // false: no W_V, the values are the block's input itself (V = X) ...
+  bool tie_kv = false;          // ... or, with tie_kv, the keys (V = K = X W_K): what is matched is what is passed on
   int max_len = 0;              // longest sequence; needed by learned encodings and checked by all
   double dropout = 0;
 

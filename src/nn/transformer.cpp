@@ -11,6 +11,7 @@ MultiHeadAttention::MultiHeadAttention(const ModelConfig& c, ag::Rng& rng)
       rope_(c.pos == choices::PositionalEncoding::rope),
       tie_qk_(c.tie_qk),
       value_proj_(c.value_proj),
+      tie_kv_(c.tie_kv),
       w_q_(c.d_model, c.d_model, rng, Init::xavier),
       w_k_(c.d_model, c.d_model, rng, Init::xavier),
       w_v_(c.d_model, c.d_model, rng, Init::xavier),
@@ -26,7 +27,7 @@ ag::Tensor MultiHeadAttention::forward(const ag::Tensor& x, ag::Tensor* weights)
   const int C = x.size(2), D = C / heads_;
   ag::Tensor q = w_q_.forward(x);
   ag::Tensor k = tie_qk_ ? q : w_k_.forward(x);
-  const ag::Tensor v = value_proj_ ? w_v_.forward(x) : x;
+  const ag::Tensor v = value_proj_ ? w_v_.forward(x) : tie_kv_ ? k : x;  // before RoPE turns the keys
   if (rope_) {
     q = ag::rotary(q, 10000, D);  // each head rotated on its own
     k = ag::rotary(k, 10000, D);

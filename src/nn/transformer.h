@@ -22,7 +22,7 @@ class MultiHeadAttention : public Module {
 
  private:
   int heads_;
-  bool causal_, scale_, rope_, tie_qk_, value_proj_;
+  bool causal_, scale_, rope_, tie_qk_, value_proj_, tie_kv_;
   Linear w_q_, w_k_, w_v_, w_o_;  // w_k_ unused with tie_qk, w_v_ without value_proj (neither registered)
 };
 

@@ -91,6 +91,8 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 10
       {"train --task words --len 5000", 2, "--len: Value 5000 not in range"},
       {"train --task lookback --len 3", 2, "--len for lookback must be between 5 and 4096, got 3"},
       {"train --model gru --tie-qk", 2, "--tie-qk is the Transformer's: --model gru has no attention"},
+      {"train --model lstm --tie-kv", 2, "--tie-kv is the Transformer's: --model lstm has no attention"},
+      {"train --no-value --tie-kv", 2, "--no-value and --tie-kv: choose one (the values are X, or they are the keys)"},
       {"train --model transformer --task copy --no-causal", 2,
        "--no-causal on copy would let each position read its own answer"},
       {"train --model transformer --task words --no-causal", 2,
@@ -194,5 +196,5 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 10
     crashes += r.exit_code > 2;
   }
   CHECK(crashes == 0);
-  CHECK(cases.size() == 108);  // the count in this test's name
+  CHECK(cases.size() == 110);  // the count in this test's name
 }

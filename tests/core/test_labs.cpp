@@ -126,6 +126,18 @@ TEST_CASE("trained lab agreement: the verb agrees across the clause, and a head 
   }
 }
 
+TEST_CASE("trained lab value-proj: W_V folds into W_O at one head; without it lookback is not behind on every seed",
+          "[labs][training]") {
+  const auto r = labs::find_lab("value-proj").run();
+  INFO(r.figures.dump());
+  CHECK(r.holds);
+  const auto& fold = r.figures["fold"];
+  CHECK(fold["largest_difference"].get<double>() < 1e-5);
+  CHECK(fold["largest_logit"].get<double>() > 0.1);  // the logits compared are not all near zero
+  CHECK(fold["params_with_w_v"].get<long>() - fold["params_without"].get<long>() == 32 * 32 + 32);
+  for (const char* v : {"w_v", "v_is_x", "v_is_k"}) CHECK(r.figures["four_heads"][v]["held_out_loss"].size() == 3);
+}
+
 TEST_CASE("lab attention-by-hand: the chapter's numbers", "[labs]") {
   const labs::LabResult r = labs::find_lab("attention-by-hand").run();
   CHECK(r.holds);

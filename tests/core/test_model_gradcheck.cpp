@@ -80,3 +80,38 @@ TEST_CASE("a tiny Transformer with W_K = W_Q, or without W_V, passes gradcheck",
     }
   }
 }
+
+TEST_CASE("a tiny Transformer whose values are its keys (V = K) passes gradcheck, and V = K is not V = X",
+          "[gradcheck][models]") {
+  for (const char* pos : {"sinusoidal", "rope"}) {
+    ModelConfig c;
+    c.kind = "transformer";
+    c.heads = 2;
+    c.layers = 2;
+    c.pos = seqgrad::nn::choices::parse_positional_encoding(pos);
+    c.value_proj = false;
+    c.tie_kv = true;
+    const ag::GradcheckResult r = check_model(c);
+    INFO("V = K, " << pos << ": max rel error " << r.max_rel_error);
+    CHECK(r.passed);
+    c.vocab = c.out_dim = 5;
+    c.d_model = 8;
+    c.max_len = 4;
+    const auto tied = seqgrad::nn::make_model(c, 3);
+    CHECK(tied->num_parameters() == seqgrad::nn::count_parameters(c));
+    ModelConfig plain = c;
+    plain.tie_kv = false;  // V = X, the same parameters
+    const auto x = seqgrad::nn::make_model(plain, 3);
+    REQUIRE(x->num_parameters() == tied->num_parameters());
+    const std::vector<int> ids{1, 4, 2, 0};
+    const auto a = tied->forward({1, 4, ids, {}}).logits.data(), b = x->forward({1, 4, ids, {}}).logits.data();
+    double diff = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) diff = std::max(diff, std::abs(static_cast<double>(a[i]) - b[i]));
+    CHECK(diff > 1e-3);
+  }
+  ModelConfig bad;
+  bad.kind = "transformer";
+  bad.vocab = bad.out_dim = 5;
+  bad.tie_kv = true;  // with W_V still on
+  CHECK_THROWS_WITH(bad.validate(), Catch::Contains("tie_kv takes the values from the keys"));
+}
