@@ -176,12 +176,14 @@ clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_CLANG) $(BUILD_ARM) $(BUILD_WEB) build-bench
 
 # Run every command shown in the guides and write what it prints into them
-# (the test "docs: the guides show ..." fails until this is done after a change).
+# (the test "docs: the guides show ..." fails until this is done after a change),
+# and draw the guides' pictures in docs/img (the lab --svg tests compare them).
 # The README's picture is the top of `make run`'s report, rendered again (it needs
 # Debian's chromium; without it the picture is left as it is, and this says so).
 docs: build
 	cmake --build $(BUILD) -j $(JOBS) --target guide_outputs
 	./$(BUILD)/tests/guide_outputs --binary $(BUILD)/seqgrad --update docs/guide.md docs/ko/guide.md
+	@for lab in pe-shift sqrt-dk attention-learned; do ./$(BUILD)/seqgrad lab $$lab --svg docs/img | grep '^picture:'; done
 	@if command -v chromium >/dev/null; then \
 	  ./$(BUILD)/seqgrad compare --out $(BUILD)/readme-report >/dev/null 2>&1 && \
 	  $(CHROMIUM_SHOT) --hide-scrollbars --window-size=1100,900 --screenshot=$(abspath docs/img/report-top.png) \

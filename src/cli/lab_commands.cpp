@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -37,6 +39,26 @@ std::vector<std::vector<double>> parse_vectors(const std::string& text) {
 // Asks the lab's question on standard output and reads the answer from
 // standard input, asking again after an answer that is not in the form asked
 // for. An empty line shows the figures without grading.
+// Each picture as DIR/FILE, written whole (a temporary file renamed into place); the paths written.
+std::vector<std::string> write_pictures(const labs::LabResult& r, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir)) throw std::runtime_error("--svg: cannot make the directory " + dir);
+  std::vector<std::string> paths;
+  for (const labs::Picture& p : r.pictures) {
+    const std::string path = dir + "/" + p.file, tmp = path + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::binary);
+      out << p.svg;
+      if (!out.flush()) throw std::runtime_error("--svg: cannot write " + tmp);
+    }
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) throw std::runtime_error("--svg: cannot write " + path + ": " + ec.message());
+    paths.push_back(path);
+  }
+  return paths;
+}
+
 std::string read_answer(const labs::Lab& lab, Lang lang) {
   fmt::print("{} ({})\n{}\n", lab.name, labs::source_text(lab, lang),
              text::trf("lab.frame.question", lang, labs::question_text(lab, lang)));
@@ -60,7 +82,7 @@ std::string read_answer(const labs::Lab& lab, Lang lang) {
 
 void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands) {
   struct Args {
-    std::string name, vectors, answer, lang;
+    std::string name, vectors, answer, lang, svg;
     int query = 0;
     bool list = false, json = false, predict = false, reveal = false;
   };
@@ -80,10 +102,13 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
   auto* predict = lab->add_flag("--predict", a->predict,
                                 "ask for your answer on the terminal first (the default there for such a lab)");
   auto* reveal = lab->add_flag("--reveal", a->reveal, "show the figures without asking for your answer");
+  auto* svg = lab->add_option("--svg", a->svg,
+                              "write the lab's pictures (SVG files) into this directory: pe-shift, sqrt-dk and "
+                              "attention-learned draw them");
   add_lang_option(lab, a->lang, "the claims, questions and verdicts");
   answer->excludes(predict)->excludes(reveal)->excludes(vectors);
   predict->excludes(reveal)->excludes(vectors);
-  commands.emplace_back(lab, [a, vectors] {
+  commands.emplace_back(lab, [a, vectors, svg] {
     const Lang lang = chosen_lang(a->lang);
     if (vectors->count() > 0 && a->vectors.find_first_not_of(" \t") == std::string::npos) {
       throw std::invalid_argument("--vectors is empty; write vectors as 1,0 0.9,0.1 0,1");
@@ -104,6 +129,16 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
     const labs::Lab& l = labs::find_lab(a->name);
     if ((!a->vectors.empty() || a->query != 0) && a->name != "attention-by-hand") {
       throw std::invalid_argument("--vectors and --query are for the attention-by-hand lab");
+    }
+    if (svg->count() > 0) {
+      if (a->svg.empty()) throw std::invalid_argument("--svg is empty; name a directory");
+      if (!l.draws) {
+        std::string which;
+        for (const auto& other : labs::all_labs())
+          if (other.draws) which += (which.empty() ? "" : ", ") + other.name;
+        throw std::invalid_argument("the lab " + l.name + " draws no pictures; --svg is for " + which);
+      }
+      if (!a->vectors.empty()) throw std::invalid_argument("--svg draws the lab's own figures, not --vectors");
     }
     const bool asked = !a->answer.empty() || a->predict;
     if (asked && !l.question) {
@@ -127,8 +162,10 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       r.name = l.name;
       r.claim = text::tr("lab.attention-by-hand.claim_vectors", lang);
     }
+    const std::vector<std::string> written = a->svg.empty() ? std::vector<std::string>{} : write_pictures(r, a->svg);
     if (a->json) {
       nlohmann::ordered_json j = {{"name", r.name}, {"claim", r.claim}, {"figures", r.figures}, {"holds", r.holds}};
+      if (!written.empty()) j["pictures"] = written;
       if (grade) j["answer"] = {{"given", given}, {"right", grade->right}, {"message", grade->message}};
       std::cout << j.dump(2) << "\n";
     } else {
@@ -146,6 +183,7 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       fmt::print("\n{}\n", text::tr(r.holds ? "lab.frame.holds" : "lab.frame.fails", lang));
       if (a->vectors.empty())
         fmt::print("{}\n", text::trf("lab.frame.try", lang, text::tr("lab." + l.name + ".try", lang)));
+      for (const std::string& path : written) fmt::print("{}\n", text::trf("lab.frame.picture", lang, path));
     }
     if (grade) return grade->right && r.holds ? 0 : 1;
     return r.holds ? 0 : 1;

@@ -10,6 +10,7 @@
 #include "autograd/stats.h"
 #include "src/labs/registry.h"
 #include "src/nn/model.h"
+#include "src/report/svg.h"
 
 namespace seqgrad::labs {
 
@@ -129,6 +130,9 @@ LabResult sqrt_dk() {
   LabResult r;
   ag::Rng rng(17);
   bool holds = true;
+  report::LineChart chart{
+      "softmax over 16 keys: its largest weight", "log2 d_k", "largest weight", false, {}, 600, 340};
+  chart.series = {{"q.k unscaled", {}, {}}, {"q.k / sqrt(d_k)", {}, {}}};
   for (int d : {4, 16, 64, 256, 512}) {
     constexpr int kPairs = 4000;
     double sum = 0, sum2 = 0;
@@ -158,6 +162,9 @@ LabResult sqrt_dk() {
     };
     const auto [top_raw, grad_raw] = softmax_stats(1.0);
     const auto [top_scaled, grad_scaled] = softmax_stats(1 / std::sqrt(double(d)));
+    for (auto* s : {&chart.series[0], &chart.series[1]}) s->x.push_back(std::log2(d));
+    chart.series[0].y.push_back(top_raw);
+    chart.series[1].y.push_back(top_scaled);
     r.figures["d_k"].push_back(d);
     r.figures["var_dot"].push_back(var);
     r.figures["var_scaled"].push_back(var / d);
@@ -172,6 +179,7 @@ LabResult sqrt_dk() {
     holds = holds && std::abs(var / d - 1) < 0.15;
     if (d >= 256) holds = holds && top_raw > 0.9 && grad_raw < 0.3 * grad_scaled;
   }
+  r.pictures.push_back({"softmax-saturation.svg", report::svg(chart)});
   r.holds = holds;
   return r;
 }
@@ -316,7 +324,7 @@ void add_attention_labs(std::vector<Lab>& labs) {
   labs.push_back(make_lab("attention-by-hand", chapter_example, Question{grade_by_hand}));
   labs.push_back(make_lab("no-position", no_position));
   labs.push_back(make_lab("quadratic-cost", quadratic_cost, Question{grade_growth}));
-  labs.push_back(make_lab("sqrt-dk", sqrt_dk));
+  labs.push_back(drawing(make_lab("sqrt-dk", sqrt_dk)));
 }
 
 }  // namespace seqgrad::labs

@@ -11,6 +11,7 @@
 #include "src/io/memory.h"
 #include "src/labs/registry.h"
 #include "src/nn/transformer.h"
+#include "src/report/svg.h"
 #include "src/train/trainer.h"
 
 namespace seqgrad::labs {
@@ -199,6 +200,28 @@ LabResult attention_learned() {
     }
     return std::pair{mean / batch.B, best / batch.B};
   };
+  // The query's whole row, the mean over the sequences and the heads: where it looks, position by position.
+  auto query_row = [&](const nn::SequenceModel& model) {
+    nn::ForwardOptions o;
+    o.capture.attention = true;
+    const ag::Tensor w = model.forward({batch.B, T, batch.tokens, {}}, o).attention.at(0);  // (B, heads, T, T)
+    const int H = w.shape()[1];
+    report::Series s{"", {}, std::vector<double>(static_cast<std::size_t>(T), 0.0)};
+    for (int j = 0; j < T; ++j) s.x.push_back(j);
+    for (int b = 0; b < batch.B; ++b)
+      for (int h = 0; h < H; ++h)
+        for (int j = 0; j < T; ++j)
+          s.y[static_cast<std::size_t>(j)] +=
+              w.data()[((static_cast<std::size_t>(b) * H + h) * T + (T - 1)) * T + j] / (batch.B * H);
+    return s;
+  };
+  report::LineChart chart{"recall, seed 0: the query's attention row",
+                          "position (0: the key, 16: the query)",
+                          "mean weight (sequences, heads)",
+                          false,
+                          {},
+                          600,
+                          340};
   bool holds = true;
   r.lines.push_back(fmt::format(
       "the query's weight on the key, 16 positions back (an even share: {:.3f}); mean over heads / the top head",
@@ -207,9 +230,16 @@ LabResult attention_learned() {
     train::TrainConfig c = small_config({"recall", 16, "", ""}, 2, 4, 300, seed);
     c.eval_size = 256;
     complete_from_task(c, task->info());
-    const auto [before_mean, before_top] = weight_on_key(*nn::make_model(c.model, c.seed));
+    const auto untrained = nn::make_model(c.model, c.seed);
+    const auto [before_mean, before_top] = weight_on_key(*untrained);
     const train::TrainResult trained = train::run_training(c, {});
     const auto [after_mean, after_top] = weight_on_key(*trained.model);
+    if (seed == 0) {
+      chart.series.push_back(query_row(*untrained));
+      chart.series.back().name = "before training";
+      chart.series.push_back(query_row(*trained.model));
+      chart.series.back().name = "after 300 steps";
+    }
     const double acc = *trained.eval.token_acc;
     r.figures["seeds"].push_back({{"seed", seed},
                                   {"before_mean", before_mean},
@@ -226,6 +256,7 @@ LabResult attention_learned() {
     holds = holds && after_mean > 3 * before_mean && after_top > 0.5 && acc > 0.9;
   }
   r.figures["even_share"] = 1.0 / T;
+  r.pictures.push_back({"recall-query-row.svg", report::svg(chart)});
   r.lines.push_back("one layer, width 32, 2 heads, Adam at 3e-3; 64 held-out sequences (recall chance 0.125)");
   r.holds = holds;
   return r;
@@ -326,7 +357,7 @@ void add_chapter_labs(std::vector<Lab>& labs) {
   labs.push_back(make_lab("shared-weights", shared_weights));
   labs.push_back(make_lab("clipping", clipping));
   labs.push_back(make_lab("context-vector", context_vector));
-  labs.push_back(make_lab("attention-learned", attention_learned));
+  labs.push_back(drawing(make_lab("attention-learned", attention_learned)));
   labs.push_back(make_lab("attention-memory", attention_memory));
   labs.push_back(make_lab("sqrt-dk-training", sqrt_dk_training));
 }

@@ -13,12 +13,19 @@
 
 namespace seqgrad::labs {
 
+// A figure drawn, for `seqgrad lab NAME --svg DIR` (and the guides' pictures).
+struct Picture {
+  std::string file;  // a file name: "pe-heatmap.svg"
+  std::string svg;
+};
+
 struct LabResult {
   std::string name;
   std::string claim;               // the sentence from the chapter or the paper analysis being tested
   nlohmann::ordered_json figures;  // every number the verdict is computed from
   std::vector<std::string> lines;  // the figures explained, for people
   bool holds = false;
+  std::vector<Picture> pictures;  // the labs with Lab::draws only
 };
 
 // A self-check question of the chapter that a lab answers: the student's own
@@ -41,6 +48,7 @@ struct Lab {
   std::string claim;
   std::function<LabResult()> run;
   std::optional<Question> question = std::nullopt;  // the labs that answer a self-check question
+  bool draws = false;                               // its result carries pictures
 };
 
 // The numbers of an answer, separated by commas or spaces; a trailing 'x' on

@@ -9,6 +9,7 @@
 #include "autograd/ops.h"
 #include "src/labs/registry.h"
 #include "src/nn/transformer.h"
+#include "src/report/svg.h"
 #include "src/tasks/task.h"
 #include "src/train/loss.h"
 #include "src/train/trainer.h"
@@ -22,6 +23,24 @@ LabResult pe_shift() {
   constexpr int C = 64, T = 128;
   const ag::Tensor pe = nn::sinusoidal_encoding(T, C);  // the model's own table
   auto at = [&](int pos, int c) { return static_cast<double>(pe.data()[static_cast<std::size_t>(pos * C + c)]); };
+  // The table itself: fast sines in the first channels, slow ones in the last.
+  report::Heatmap map{"the sinusoidal encoding, d_model 64, positions 0-63",
+                      "channel (2i: sin, 2i+1: cos)",
+                      "position",
+                      "PE",
+                      {},
+                      {},
+                      {},
+                      false,
+                      560,
+                      480};
+  for (int c = 0; c < C; ++c) map.x_ticks.push_back(std::to_string(c));
+  for (int pos = 0; pos < 64; ++pos) {
+    map.y_ticks.push_back(std::to_string(pos));
+    map.values.emplace_back();
+    for (int c = 0; c < C; ++c) map.values.back().push_back(at(pos, c));
+  }
+  r.pictures.push_back({"pe-heatmap.svg", report::svg(map)});
   bool holds = true;
   for (int k : {1, 5, 20}) {
     // M_k rotates each (sin, cos) pair by k w_i; it is built from w_i alone, never from pos.
@@ -165,7 +184,7 @@ LabResult length_generalisation() {
 }  // namespace
 
 void add_position_labs(std::vector<Lab>& labs) {
-  labs.push_back(make_lab("pe-shift", pe_shift));
+  labs.push_back(drawing(make_lab("pe-shift", pe_shift)));
   labs.push_back(make_lab("rope", rope));
   labs.push_back(make_lab("length-generalisation", length_generalisation));
 }

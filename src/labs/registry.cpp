@@ -12,6 +12,11 @@ Lab make_lab(const std::string& name, std::function<LabResult()> run, std::optio
           std::string(text::tr("lab." + name + ".claim", text::Lang::en)), std::move(run), std::move(question)};
 }
 
+Lab drawing(Lab lab) {
+  lab.draws = true;
+  return lab;
+}
+
 const std::vector<Lab>& all_labs() {
   static const std::vector<Lab> labs = [] {
     std::vector<Lab> l;

@@ -9,6 +9,8 @@ namespace seqgrad::labs {
 // A lab with its source and claim as the catalogue has them in English
 // (src/text/catalogue_web.inc holds both languages: the browser bench shows either).
 Lab make_lab(const std::string& name, std::function<LabResult()> run, std::optional<Question> question = std::nullopt);
+// The same lab, marked as one whose result carries pictures.
+Lab drawing(Lab lab);
 
 // The small Transformer the trained labs use: one layer of width 32, `heads`
 // heads, an FFN ffn_mult times as wide (none for 0), Adam at 3e-3, warmup then

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <vector>
 
 #include "../temp_path.h"
 #include "run_command.h"
@@ -503,4 +505,48 @@ TEST_CASE("the AVX-512 and the generic matmul kernels train to the same bits (wi
   CHECK(a["final_train_loss"].get<double>() == Approx(b["final_train_loss"].get<double>()).epsilon(1e-5));
   CHECK(a["eval_loss"].get<double>() == Approx(b["eval_loss"].get<double>()).epsilon(1e-5));
 #endif
+}
+
+namespace {
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// `seqgrad lab NAME --svg DIR` into a fresh directory: each picture is the guides' own, in docs/img.
+void check_pictures(const std::string& lab, const std::vector<std::string>& files) {
+  const std::string dir = test::temp_path("svg-" + lab);
+  std::filesystem::remove_all(dir);
+  const auto r = run_seqgrad("lab " + lab + " --svg " + dir + "/img");
+  REQUIRE(r.exit_code == 0);
+  for (const std::string& f : files) {
+    INFO(lab << ": " << f << " (make docs draws docs/img again)");
+    CHECK(r.out.find("picture: " + dir + "/img/" + f) != std::string::npos);
+    const std::string drawn = file_text(dir + "/img/" + f);
+    CHECK(drawn.rfind("<svg", 0) == 0);
+    CHECK(drawn == file_text(std::string(SEQGRAD_SOURCE_DIR) + "/docs/img/" + f));
+  }
+  std::filesystem::remove_all(dir);
+}
+}  // namespace
+
+TEST_CASE("seqgrad lab --svg draws the guides' pictures, those in docs/img", "[cli][labs]") {
+  check_pictures("pe-shift", {"pe-heatmap.svg"});
+  check_pictures("sqrt-dk", {"softmax-saturation.svg"});
+  const std::string never = test::temp_path("svg-never");
+  const auto none = run_seqgrad("lab rope --svg " + never);
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("the lab rope draws no pictures; --svg is for attention-learned, sqrt-dk, pe-shift") !=
+        std::string::npos);
+  CHECK(!std::filesystem::exists(never));
+  CHECK(run_seqgrad("lab pe-shift --svg ''").err.find("--svg is empty; name a directory") != std::string::npos);
+  const auto file = run_seqgrad("lab pe-shift --svg /etc/hostname");
+  CHECK(file.exit_code != 0);
+  CHECK(file.err.find("--svg: cannot make the directory /etc/hostname") != std::string::npos);
+}
+
+TEST_CASE("trained lab attention-learned --svg draws the guides' picture", "[cli][labs]") {
+  check_pictures("attention-learned", {"recall-query-row.svg"});
 }
