@@ -184,6 +184,7 @@ docs: build
 	cmake --build $(BUILD) -j $(JOBS) --target guide_outputs
 	./$(BUILD)/tests/guide_outputs --binary $(BUILD)/seqgrad --update docs/guide.md docs/ko/guide.md
 	@for lab in pe-shift sqrt-dk attention-learned; do ./$(BUILD)/seqgrad lab $$lab --svg docs/img | grep '^picture:'; done
+	@./$(BUILD)/seqgrad grads --svg docs/img/grads.svg | tail -1
 	@if command -v chromium >/dev/null; then \
 	  ./$(BUILD)/seqgrad compare --out $(BUILD)/readme-report >/dev/null 2>&1 && \
 	  $(CHROMIUM_SHOT) --hide-scrollbars --window-size=1100,900 --screenshot=$(abspath docs/img/report-top.png) \

@@ -55,7 +55,7 @@ void write_text(const std::string& path, const std::string& text) {
 
 struct GradsArgs {
   inspect::GradsConfig config;
-  std::string models = "rnn,lstm,transformer", csv;
+  std::string models = "rnn,lstm,transformer", csv, svg;
   bool json = false;
 };
 
@@ -64,12 +64,14 @@ int run_grads(GradsArgs a) {
   const inspect::GradsReport r =
       inspect::run_grads(a.config, [](const std::string& label) { return train::progress_printer(stderr, label); });
   if (!a.csv.empty()) write_text(a.csv, inspect::to_csv(r));
+  if (!a.svg.empty()) write_text(a.svg, report::svg(inspect::gradient_chart(r)));
   if (a.json) {
     std::cout << inspect::to_json(r).dump(2) << "\n";
     return 0;
   }
   fmt::print("{}", inspect::to_text(r, report::use_colour()));
   if (!a.csv.empty()) fmt::print("\nCSV written to {}\n", a.csv);
+  if (!a.svg.empty()) fmt::print("\nSVG written to {}\n", a.svg);
   return 0;
 }
 
@@ -258,6 +260,7 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
       ->check(CLI::Range(1, 10000000))
       ->capture_default_str();
   grads->add_option("--csv", g->csv, "also write model,distance,grad_norm_x rows here");
+  grads->add_option("--svg", g->svg, "also draw |dL/dx_t| against the distance here (an SVG file)");
   grads->add_flag("--json", g->json, "print one JSON object");
   grads->callback([g, grads] {
     if (!g->config.checkpoint.empty()) {

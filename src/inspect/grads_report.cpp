@@ -133,4 +133,23 @@ std::string to_text(const GradsReport& r, bool colour) {
   return text;
 }
 
+report::LineChart gradient_chart(const GradsReport& report) {
+  report::LineChart chart{fmt::format("|dL/dx_t| on {} (length {}), by distance to the loss", report.task, report.len),
+                          "distance to the loss position (steps back)",
+                          "|dL/dx_t|",
+                          true,
+                          {},
+                          600,
+                          360};
+  for (const ModelGrads& m : report.models) {
+    report::Series s{m.model, {}, {}};
+    for (std::size_t t = 0; t < m.profile.distance.size(); ++t) {
+      s.x.push_back(m.profile.distance[t]);
+      s.y.push_back(m.profile.grad_norm_x[t]);
+    }
+    chart.series.push_back(std::move(s));
+  }
+  return chart;
+}
+
 }  // namespace seqgrad::inspect

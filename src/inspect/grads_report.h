@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/inspect/grads.h"
+#include "src/report/svg.h"
 #include "src/tasks/task.h"
 #include "src/train/trainer.h"
 
@@ -49,5 +50,7 @@ GradsReport run_grads(const GradsConfig& config,
 nlohmann::json to_json(const GradsReport& report);
 std::string to_csv(const GradsReport& report);  // model,distance,grad_norm_x rows
 std::string to_text(const GradsReport& report, bool colour);
+// |dL/dx_t| against the distance to the loss position, one line a model, on a log axis (`grads --svg`).
+report::LineChart gradient_chart(const GradsReport& report);
 
 }  // namespace seqgrad::inspect

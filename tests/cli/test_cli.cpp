@@ -547,6 +547,21 @@ TEST_CASE("seqgrad lab --svg draws the guides' pictures, those in docs/img", "[c
   CHECK(file.err.find("--svg: cannot make the directory /etc/hostname") != std::string::npos);
 }
 
+TEST_CASE("seqgrad grads --svg draws the guides' picture of the vanishing gradient", "[cli]") {
+  const std::string path = test::temp_path("grads.svg");
+  const auto r = run_seqgrad("grads --svg " + path);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("SVG written to " + path) != std::string::npos);
+  const std::string drawn = file_text(path);
+  for (const char* model : {">rnn<", ">lstm<", ">transformer<"}) CHECK(drawn.find(model) != std::string::npos);
+  INFO("make docs draws docs/img/grads.svg again");
+  CHECK(drawn == file_text(std::string(SEQGRAD_SOURCE_DIR) + "/docs/img/grads.svg"));
+  std::filesystem::remove(path);
+  const auto bad = run_seqgrad("grads --svg /nonexistent-dir/g.svg");
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err.find("cannot write /nonexistent-dir/g.svg") != std::string::npos);
+}
+
 TEST_CASE("trained lab attention-learned --svg draws the guides' picture", "[cli][labs]") {
   check_pictures("attention-learned", {"recall-query-row.svg"});
 }
