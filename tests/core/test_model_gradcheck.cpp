@@ -17,6 +17,16 @@ ag::GradcheckResult check_model(ModelConfig c) {
   // The function reads the model's parameters, which gradcheck nudges in place.
   return ag::gradcheck([&](const std::vector<ag::Tensor>&) { return model->forward(in).logits; }, model->parameters());
 }
+
+// Two layers of two heads, with the positional encoding `pos`.
+ModelConfig tiny_transformer(const char* pos) {
+  ModelConfig c;
+  c.kind = "transformer";
+  c.heads = 2;
+  c.layers = 2;
+  c.pos = seqgrad::nn::choices::parse_positional_encoding(pos);
+  return c;
+}
 }  // namespace
 
 TEST_CASE("a whole tiny RNN, LSTM and GRU pass gradcheck", "[gradcheck][models]") {
@@ -39,11 +49,7 @@ TEST_CASE("a whole tiny Transformer passes gradcheck, in each variant", "[gradch
   };
   for (const Variant& v : {Variant{"sinusoidal", false, true, "relu"}, Variant{"learned", true, true, "gelu"},
                            Variant{"rope", false, false, "relu"}, Variant{"none", true, true, "relu"}}) {
-    ModelConfig c;
-    c.kind = "transformer";
-    c.heads = 2;
-    c.layers = 2;
-    c.pos = seqgrad::nn::choices::parse_positional_encoding(v.pos);
+    ModelConfig c = tiny_transformer(v.pos);
     c.pre_ln = v.pre_ln;
     c.ffn = v.ffn;
     c.activation = seqgrad::nn::choices::parse_activation(v.activation);
@@ -58,11 +64,7 @@ TEST_CASE("a whole tiny Transformer passes gradcheck, in each variant", "[gradch
 TEST_CASE("a tiny Transformer with W_K = W_Q, or without W_V, passes gradcheck", "[gradcheck][models]") {
   for (const bool tie : {true, false}) {
     for (const char* pos : {"sinusoidal", "rope"}) {
-      ModelConfig c;
-      c.kind = "transformer";
-      c.heads = 2;
-      c.layers = 2;
-      c.pos = seqgrad::nn::choices::parse_positional_encoding(pos);
+      ModelConfig c = tiny_transformer(pos);
       c.tie_qk = tie;
       c.value_proj = tie;  // the tied model keeps W_V; the other drops it
       const ag::GradcheckResult r = check_model(c);
@@ -84,11 +86,7 @@ TEST_CASE("a tiny Transformer with W_K = W_Q, or without W_V, passes gradcheck",
 TEST_CASE("a tiny Transformer whose values are its keys (V = K) passes gradcheck, and V = K is not V = X",
           "[gradcheck][models]") {
   for (const char* pos : {"sinusoidal", "rope"}) {
-    ModelConfig c;
-    c.kind = "transformer";
-    c.heads = 2;
-    c.layers = 2;
-    c.pos = seqgrad::nn::choices::parse_positional_encoding(pos);
+    ModelConfig c = tiny_transformer(pos);
     c.value_proj = false;
     c.tie_kv = true;
     const ag::GradcheckResult r = check_model(c);
