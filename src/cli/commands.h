@@ -24,6 +24,10 @@ void add_exercise_commands(CLI::App& app,
 void add_inspect_commands(CLI::App& app,
                           std::vector<std::pair<CLI::App*, Runner>>& commands);  // grads, paths, attention, compare
 
+// Writes `text` to `path` whole (a temporary file beside it, renamed into
+// place); throws std::runtime_error("cannot write PATH") when it cannot.
+void write_text(const std::string& path, const std::string& text);
+
 // --lang en|ko on `app`, into `lang`, saying `what` it changes; and the language
 // it names, or the environment's (LC_ALL, LC_MESSAGES, LANG) when not given.
 inline void add_lang_option(CLI::App* app, std::string& lang, const std::string& what) {

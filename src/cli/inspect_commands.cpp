@@ -20,6 +20,21 @@
 
 namespace seqgrad::cli {
 
+void write_text(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    if (!out.flush()) throw std::runtime_error("cannot write " + path);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw std::runtime_error("cannot write " + path);
+  }
+}
+
 namespace {
 
 // "rnn,lstm" -> {"rnn", "lstm"}
@@ -46,12 +61,6 @@ const CLI::Validator kModelList(
       return std::string();
     },
     "MODELS");
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path);
-}
 
 struct GradsArgs {
   inspect::GradsConfig config;

@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -39,22 +38,15 @@ std::vector<std::vector<double>> parse_vectors(const std::string& text) {
 // Asks the lab's question on standard output and reads the answer from
 // standard input, asking again after an answer that is not in the form asked
 // for. An empty line shows the figures without grading.
-// Each picture as DIR/FILE, written whole (a temporary file renamed into place); the paths written.
+// Each picture as DIR/FILE (write_text); the paths written.
 std::vector<std::string> write_pictures(const labs::LabResult& r, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir)) throw std::runtime_error("--svg: cannot make the directory " + dir);
   std::vector<std::string> paths;
   for (const labs::Picture& p : r.pictures) {
-    const std::string path = dir + "/" + p.file, tmp = path + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary);
-      out << p.svg;
-      if (!out.flush()) throw std::runtime_error("--svg: cannot write " + tmp);
-    }
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw std::runtime_error("--svg: cannot write " + path + ": " + ec.message());
-    paths.push_back(path);
+    paths.push_back(dir + "/" + p.file);
+    write_text(paths.back(), p.svg);
   }
   return paths;
 }

@@ -30,10 +30,10 @@ Probe agreement_probe(const tasks::Task& task) {
   Probe p;
   const auto nouns = tasks::toy_nouns();
   for (std::size_t a = 0; a < nouns.size(); ++a)
-    for (std::size_t b = 0; b < nouns.size(); ++b)
+    for (std::size_t b = 0; b < nouns.size(); ++b) {
+      if (a == b) continue;
       for (bool plural : {false, true})
         for (const tasks::NumberForms& v : tasks::toy_transitive_verbs()) {
-          if (a == b) continue;
           const std::string n1 = plural ? nouns[a].plural : nouns[a].singular;
           const std::string n2 = plural ? nouns[b].singular : nouns[b].plural;
           const std::vector<int> ids =
@@ -42,6 +42,7 @@ Probe agreement_probe(const tasks::Task& task) {
           p.plural_subject.push_back(plural);
           ++p.B;
         }
+    }
   return p;
 }
 
@@ -52,13 +53,11 @@ struct AgreementFigures {
 };
 
 AgreementFigures measure(const nn::SequenceModel& model, const tasks::Task& task, const Probe& p) {
-  // The verbs' forms as token ids, singular and plural ("is" and "was" are two verbs' first words).
+  // The verbs' forms as token ids, singular and plural (each form is its own word).
   auto ids = [&](bool plural) {
     std::vector<int> out;
     for (const tasks::NumberForms& v : tasks::toy_verbs())
       out.push_back(task.encode(plural ? v.plural : v.singular).at(0));
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
   };
   const std::vector<int> singular = ids(false), plural = ids(true);
