@@ -71,4 +71,25 @@ void rnn_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Sca
 void rnn_backward(const RnnSaved& saved, const Scalar* w_x, const Scalar* w_h, const Scalar* dout, GradTarget dx,
                   GradTarget dh0, GradTarget dw_x, GradTarget dw_h, GradTarget db, int B, int T, int I, int H);
 
+// The LSTM and the GRU (fast_gated.cpp), the same way, gates in the
+// reference's order (LSTM [i | f | g | o], GRU [r | z | n]). What the
+// forward keeps for the backward:
+struct GatedSaved {
+  std::vector<Scalar> xt;     // x as (T, B, I)
+  std::vector<Scalar> hs;     // h0, then h_0 .. h_{T-1}, as (T + 1, B, H)
+  std::vector<Scalar> gates;  // each step's gates after their nonlinearities, (T, B, gates x H)
+  std::vector<Scalar> cs;     // the LSTM's cells: c0, then c_0 .. c_{T-1}, (T + 1, B, H)
+  std::vector<Scalar> gh_n;   // the GRU's h_{t-1} W_hn + b_hn, which r multiplies, (T, B, H)
+};
+void lstm_forward(const Scalar* x, const Scalar* h0, const Scalar* c0, const Scalar* w_x, const Scalar* w_h,
+                  const Scalar* b, Scalar* out, GatedSaved& saved, int B, int T, int I, int H);
+void lstm_backward(const GatedSaved& saved, const Scalar* w_x, const Scalar* w_h, const Scalar* dout, GradTarget dx,
+                   GradTarget dh0, GradTarget dc0, GradTarget dw_x, GradTarget dw_h, GradTarget db, int B, int T, int I,
+                   int H);
+void gru_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* b_x,
+                 const Scalar* b_h, Scalar* out, GatedSaved& saved, int B, int T, int I, int H);
+void gru_backward(const GatedSaved& saved, const Scalar* w_x, const Scalar* w_h, const Scalar* dout, GradTarget dx,
+                  GradTarget dh0, GradTarget dw_x, GradTarget dw_h, GradTarget db_x, GradTarget db_h, int B, int T,
+                  int I, int H);
+
 }  // namespace ag::inline AG_PRECISION::fast

@@ -101,6 +101,15 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
 // h_t = tanh(x_t W_x + h_{t-1} W_h + b) and h_{-1} = h0. The same values as T
 // steps of matmul, add and tanh, in one graph node instead of 6 T.
 Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tensor& w_h, const Tensor& b);
+// The LSTM over a sequence, fused: x (B, T, I), h0 and c0 (B, H), W_x (I, 4H),
+// W_h (H, 4H), b (4H), gates [i | f | g | o] -> (h_0 .. h_{T-1}) as (B, T, H),
+// with c_t = f c_{t-1} + i g, h_t = o tanh(c_t): the values of LSTMCell's steps.
+Tensor lstm(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w_x, const Tensor& w_h, const Tensor& b);
+// The GRU over a sequence, fused: x (B, T, I), h0 (B, H), W_x (I, 3H), W_h (H, 3H),
+// b_x and b_h (3H), gates [r | z | n], the reset gate on h's product (as PyTorch)
+// -> (B, T, H), with h_t = (1 - z) n + z h_{t-1}: the values of GRUCell's steps.
+Tensor gru(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tensor& w_h, const Tensor& b_x,
+           const Tensor& b_h);
 
 // Rotary position encoding (RoPE): x (..., T, D), D even. Each pair of
 // channels (2i, 2i+1) at position t is rotated by the angle t * base^(-2i/D),

@@ -75,6 +75,24 @@ void rnn_backward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Sc
                   const Scalar* dhs, Scalar* dx, Scalar* dh0, Scalar* dw_x, Scalar* dw_h, Scalar* db, int B, int T,
                   int I, int H);
 
+// --- the gated cells over a sequence (gated.cpp) ------------------------------------
+// The LSTM: x (B, T, I), h0 and c0 (B, H), w_x (I, 4H), w_h (H, 4H), b (4H) -> hs and cs (B, T, H):
+// [i | f | g | o] = x_t w_x + h_{t-1} w_h + b through sigmoid, sigmoid, tanh, sigmoid;
+// c_t = f c_{t-1} + i g, h_t = o tanh(c_t). cs is kept for the backward.
+void lstm_forward(const Scalar* x, const Scalar* h0, const Scalar* c0, const Scalar* w_x, const Scalar* w_h,
+                  const Scalar* b, Scalar* hs, Scalar* cs, int B, int T, int I, int H);
+void lstm_backward(const Scalar* x, const Scalar* h0, const Scalar* c0, const Scalar* w_x, const Scalar* w_h,
+                   const Scalar* b, const Scalar* hs, const Scalar* cs, const Scalar* dhs, Scalar* dx, Scalar* dh0,
+                   Scalar* dc0, Scalar* dw_x, Scalar* dw_h, Scalar* db, int B, int T, int I, int H);
+// The GRU: x (B, T, I), h0 (B, H), w_x and w_h ((I or H), 3H), b_x and b_h (3H) -> hs (B, T, H):
+// gx = x_t w_x + b_x, gh = h_{t-1} w_h + b_h, each [r | z | n];
+// r = sigmoid(gx_r + gh_r), z = sigmoid(gx_z + gh_z), n = tanh(gx_n + r gh_n), h_t = (1 - z) n + z h_{t-1}
+void gru_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* b_x,
+                 const Scalar* b_h, Scalar* hs, int B, int T, int I, int H);
+void gru_backward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* b_x,
+                  const Scalar* b_h, const Scalar* hs, const Scalar* dhs, Scalar* dx, Scalar* dh0, Scalar* dw_x,
+                  Scalar* dw_h, Scalar* db_x, Scalar* db_h, int B, int T, int I, int H);
+
 // --- rotary position encoding (rotary.cpp) ------------------------------------------
 // x (batch, T, D): each pair (2i, 2i+1) at position t rotated by t * base^(-(2i mod P)/P)
 void rotary_forward(const Scalar* x, Scalar* y, std::size_t batch, std::size_t T, std::size_t D, std::size_t P,

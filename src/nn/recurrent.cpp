@@ -26,6 +26,10 @@ RecurrentState RNNCell::step(const ag::Tensor& x, const RecurrentState& s) const
   return {ag::tanh(ag::matmul(x, W_x) + ag::matmul(s.h, W_h) + b), {}};
 }
 
+ag::Tensor RNNCell::sequence(const ag::Tensor& x) const {
+  return ag::rnn_tanh(x, ag::Tensor::zeros({x.size(0), hidden_}), W_x, W_h, b);
+}
+
 LSTMCell::LSTMCell(int in, int hidden, Init recurrent_init, ag::Rng& rng) : RecurrentCell(hidden) {
   W_x = add_parameter("W_x", init_matrix(in, 4 * hidden, Init::uniform, rng));
   W_h = add_parameter("W_h", recurrent_weight(hidden, 4, recurrent_init, rng));
@@ -50,6 +54,11 @@ RecurrentState LSTMCell::step(const ag::Tensor& x, const RecurrentState& s) cons
   return {o * ag::tanh(c), c};
 }
 
+ag::Tensor LSTMCell::sequence(const ag::Tensor& x) const {
+  const RecurrentState zero = initial(x.size(0));
+  return ag::lstm(x, zero.h, zero.c, W_x, W_h, b);
+}
+
 GRUCell::GRUCell(int in, int hidden, Init recurrent_init, ag::Rng& rng) : RecurrentCell(hidden) {
   W_x = add_parameter("W_x", init_matrix(in, 3 * hidden, Init::uniform, rng));
   W_h = add_parameter("W_h", recurrent_weight(hidden, 3, recurrent_init, rng));
@@ -67,6 +76,10 @@ RecurrentState GRUCell::step(const ag::Tensor& x, const RecurrentState& s) const
   ag::Tensor n = ag::tanh(ag::slice(gx, 1, 2 * H, 3 * H) + r * ag::slice(gh, 1, 2 * H, 3 * H));
   // h_t = (1 - z) n + z h = n + z (h - n)
   return {n + z * (s.h - n), {}};
+}
+
+ag::Tensor GRUCell::sequence(const ag::Tensor& x) const {
+  return ag::gru(x, ag::Tensor::zeros({x.size(0), hidden_}), W_x, W_h, b_x, b_h);
 }
 
 RecurrentModel::RecurrentModel(const ModelConfig& config, std::uint64_t seed) : SequenceModel(config) {
@@ -90,12 +103,11 @@ ForwardOutput RecurrentModel::forward(const SequenceInput& in, const ForwardOpti
   check_input(config_, in);
   ForwardOutput out;
   const Capture& capture = options.capture;
-  out.inputs = input_->forward(in, capture.positions, out.positions);    // (B, T, H)
-  if (!capture.hidden && !capture.positions && config_.kind == "rnn") {  // the plain path: one op per layer
+  out.inputs = input_->forward(in, capture.positions, out.positions);  // (B, T, H)
+  if (!capture.hidden && !capture.positions) {                         // the plain path: one op per layer
     ag::Tensor x = out.inputs;
     for (std::size_t l = 0; l < cells_.size(); ++l) {
-      const auto& cell = static_cast<const RNNCell&>(*cells_[l]);
-      x = ag::rnn_tanh(x, ag::Tensor::zeros({in.B, cell.hidden()}), cell.W_x, cell.W_h, cell.b);  // (B, T, H)
+      x = cells_[l]->sequence(x);  // (B, T, H)
       if (options.training && config_.dropout > 0 && l + 1 < cells_.size()) {
         x = ag::dropout(x, static_cast<ag::Scalar>(config_.dropout), *options.rng, true);
       }

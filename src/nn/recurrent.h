@@ -1,6 +1,7 @@
 // The recurrent contenders: the chapter's vanilla (Elman) RNN and the two gated
-// fixes it names, LSTM and GRU. All are unrolled one time step at a time, so
-// every hidden state h_t is a graph node whose gradient can be inspected.
+// fixes it names, LSTM and GRU. Each cell runs one time step at a time, so
+// that every hidden state h_t is a graph node whose gradient can be inspected,
+// or, when nothing inside is looked at, a whole sequence as one fused op.
 //
 // Row-vector convention: h_t = tanh(x_t W_x + h_{t-1} W_h + b), with W_h (H, H);
 // the chapter's W_h h_{t-1} is the same map with W_h transposed.
@@ -22,6 +23,9 @@ class RecurrentCell : public Module {
  public:
   virtual RecurrentState step(const ag::Tensor& x, const RecurrentState& state) const = 0;  // x (B, in)
   virtual RecurrentState initial(int B) const;
+  // Every step over x (B, T, in) from the initial state -> h_t as (B, T, H): the
+  // same values as T calls of step, as one fused op (no node per step to inspect).
+  virtual ag::Tensor sequence(const ag::Tensor& x) const = 0;
   int hidden() const { return hidden_; }
 
  protected:
@@ -34,6 +38,7 @@ class RNNCell : public RecurrentCell {
  public:
   RNNCell(int in, int hidden, Init recurrent_init, ag::Rng& rng);
   RecurrentState step(const ag::Tensor& x, const RecurrentState& state) const override;
+  ag::Tensor sequence(const ag::Tensor& x) const override;
   ag::Tensor W_x, W_h, b;
 };
 
@@ -44,6 +49,7 @@ class LSTMCell : public RecurrentCell {
  public:
   LSTMCell(int in, int hidden, Init recurrent_init, ag::Rng& rng);
   RecurrentState step(const ag::Tensor& x, const RecurrentState& state) const override;
+  ag::Tensor sequence(const ag::Tensor& x) const override;
   RecurrentState initial(int B) const override;
   ag::Tensor W_x, W_h, b;
 };
@@ -54,6 +60,7 @@ class GRUCell : public RecurrentCell {
  public:
   GRUCell(int in, int hidden, Init recurrent_init, ag::Rng& rng);
   RecurrentState step(const ag::Tensor& x, const RecurrentState& state) const override;
+  ag::Tensor sequence(const ag::Tensor& x) const override;
   ag::Tensor W_x, W_h, b_x, b_h;
 };
 

@@ -130,6 +130,42 @@ TEST_CASE("causal attention never looks ahead; weights rows sum to 1", "[models]
     CHECK(la.data()[static_cast<std::size_t>(k)] == lb.data()[static_cast<std::size_t>(k)]);
 }
 
+TEST_CASE("the fused RNN, LSTM and GRU equal their cells stepped one at a time: logits and every gradient",
+          "[models]") {
+  for (const char* kind : {"rnn", "lstm", "gru"}) {
+    INFO(kind);
+    ModelConfig c = config(kind);
+    c.d_model = 12;
+    auto m = make_model(c, 6);
+    // The gradient of sum(logits * w), w fixed, for every parameter: fused (one op a layer) or
+    // unrolled (capture.hidden makes a node of every h_t, through the cells' step).
+    auto run = [&](bool unrolled) {
+      ForwardOptions o;
+      o.capture.hidden = unrolled;
+      m->zero_grad();
+      const ag::Tensor logits = m->forward(input(3, 9), o).logits;
+      std::vector<ag::Scalar> w(logits.numel());
+      for (std::size_t k = 0; k < w.size(); ++k) w[k] = static_cast<ag::Scalar>(std::sin(0.7 * double(k)));
+      ag::sum(logits * ag::Tensor(logits.shape(), w)).backward();
+      std::vector<std::vector<ag::Scalar>> out{logits.data()};
+      for (const ag::Tensor& p : m->parameters()) out.push_back(p.grad());
+      return out;
+    };
+    const auto fused = run(false), unrolled = run(true);
+    REQUIRE(fused.size() == unrolled.size());
+    for (std::size_t i = 0; i < fused.size(); ++i) {
+      INFO((i == 0 ? "logits" : "gradient of parameter " + std::to_string(i - 1)));
+      double worst = 0, scale = 1e-30;
+      for (std::size_t k = 0; k < fused[i].size(); ++k) {
+        worst = std::max(worst, std::abs(double(fused[i][k]) - unrolled[i][k]));
+        scale = std::max(scale, std::abs(double(unrolled[i][k])));
+      }
+      CHECK(scale > 1e-3);  // every parameter gets a gradient worth comparing
+      CHECK(worst / scale < 1e-5);
+    }
+  }
+}
+
 TEST_CASE("split positions give the same logits, with one node per x_t", "[models]") {
   for (const char* kind : {"rnn", "transformer"}) {
     auto m = make_model(config(kind), 4);

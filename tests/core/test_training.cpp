@@ -167,15 +167,18 @@ TEST_CASE("loading refuses a missing or foreign run directory", "[checkpoint][er
 }
 
 TEST_CASE("two threads give bitwise the same loss curve as one", "[training][threads]") {
-  train::TrainConfig c = tiny("transformer", "copy", 8, 6);
-  c.model.d_model = 64;  // large enough for the kernels to split their work
-  c.batch = 32;
-  const train::TrainResult one = train::run_training(c, {});
-  ag::set_num_threads(2);
-  const train::TrainResult two = train::run_training(c, {});
-  ag::set_num_threads(1);
-  CHECK(losses(one) == losses(two));
-  CHECK(one.eval.loss == two.eval.loss);
+  for (const char* model : {"transformer", "lstm", "gru"}) {
+    INFO(model);
+    train::TrainConfig c = tiny(model, "copy", 8, 6);
+    c.model.d_model = 64;  // large enough for the kernels to split their work
+    c.batch = 32;
+    const train::TrainResult one = train::run_training(c, {});
+    ag::set_num_threads(2);
+    const train::TrainResult two = train::run_training(c, {});
+    ag::set_num_threads(1);
+    CHECK(losses(one) == losses(two));
+    CHECK(one.eval.loss == two.eval.loss);
+  }
 }
 
 TEST_CASE("training through the reference ops gives the fast path's loss curve, to float rounding",

@@ -51,6 +51,21 @@ TEST_CASE("neural-network ops check classes, ids, and parameter shapes", "[error
   CHECK_THROWS_WITH(ag::causal_mask(-1), "causal_mask: negative length -1");
 }
 
+TEST_CASE("the fused LSTM and GRU name the shape that does not fit", "[errors]") {
+  // x (B 2, T 3, I 5), H 4: the LSTM's weights are (5, 16) and (4, 16), the GRU's (5, 12) and (4, 12).
+  CHECK_THROWS_WITH(ag::lstm(ones({2, 3, 5}), ones({2, 4}), ones({2, 4}), ones({5, 12}), ones({4, 16}), ones({16})),
+                    "lstm: shapes (5, 12) and (4, 16) do not match: W_x must be (I, 4H) and W_h (H, 4H), with I = "
+                    "x.size(2) = 5");
+  CHECK_THROWS_WITH(ag::lstm(ones({2, 3, 5}), ones({2, 4}), ones({3, 4}), ones({5, 16}), ones({4, 16}), ones({16})),
+                    "lstm: shapes (3, 4) and (2, 3, 5) do not match: the initial state must be (B, H) = (2, 4)");
+  CHECK_THROWS_WITH(ag::lstm(ones({2, 3, 5}), ones({2, 4}), ones({2, 4}), ones({5, 16}), ones({4, 16}), ones({12})),
+                    "lstm: shapes (12) and (16) do not match: a bias must be (gates x H)");
+  CHECK_THROWS_WITH(ag::gru(ones({2, 5}), ones({2, 4}), ones({5, 12}), ones({4, 12}), ones({12}), ones({12})),
+                    "gru: shapes (2, 5) and (5, 12) do not match: x must be (B, T, I)");
+  CHECK_THROWS_WITH(ag::gru(ones({2, 3, 5}), ones({2, 4}), ones({5, 12}), ones({4, 12}), ones({12}), ones({4})),
+                    "gru: shapes (4) and (12) do not match: a bias must be (gates x H)");
+}
+
 TEST_CASE("an empty tensor handle is refused by name", "[errors]") {
   CHECK_THROWS_WITH(ag::tanh(Tensor()), "tanh: got an empty tensor");
   CHECK_THROWS_WITH(Tensor().backward(), "backward: called on an empty tensor");

@@ -182,6 +182,20 @@ TEST_CASE("fast and reference: the fused vanilla RNN over a sequence", "[referen
   }
 }
 
+TEST_CASE("fast and reference: the fused LSTM and GRU over a sequence", "[reference]") {
+  ag::Rng rng(10);
+  for (const auto& btih : std::vector<std::vector<int>>{{1, 1, 1, 1}, {3, 9, 5, 7}, {4, 20, 16, 12}}) {
+    const int B = btih[0], T = btih[1], I = btih[2], H = btih[3];
+    check_paths(
+        "lstm", [](const std::vector<Tensor>& in) { return ag::lstm(in[0], in[1], in[2], in[3], in[4], in[5]); },
+        {random_tensor({B, T, I}, rng), random_tensor({B, H}, rng), random_tensor({B, H}, rng),
+         random_tensor({I, 4 * H}, rng, 0.5), random_tensor({H, 4 * H}, rng, 0.5), random_tensor({4 * H}, rng)});
+    check_paths("gru", [](const std::vector<Tensor>& in) { return ag::gru(in[0], in[1], in[2], in[3], in[4], in[5]); },
+                {random_tensor({B, T, I}, rng), random_tensor({B, H}, rng), random_tensor({I, 3 * H}, rng, 0.5),
+                 random_tensor({H, 3 * H}, rng, 0.5), random_tensor({3 * H}, rng), random_tensor({3 * H}, rng)});
+  }
+}
+
 TEST_CASE("fast and reference: exp, tanh and sigmoid (fast polynomials against the library's)", "[reference]") {
   ag::Rng rng(8);
   check_paths("exp", [](const std::vector<Tensor>& in) { return ag::exp(in[0]); }, {random_tensor({3, 41}, rng, 5)});
