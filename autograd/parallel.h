@@ -1,6 +1,7 @@
-// A small pool of threads for the kernels: parallel_for splits a range into one
-// contiguous chunk per thread. Each chunk does exactly the arithmetic a single
-// thread would, so results are bitwise the same for any thread count.
+// A small pool of threads for the kernels: parallel_for cuts a range into a
+// few pieces per thread, which the threads take as they come. Each piece does
+// exactly the arithmetic a single thread would, so results are bitwise the
+// same for any thread count.
 #pragma once
 
 #include <functional>
@@ -10,8 +11,11 @@ namespace ag {
 void set_num_threads(int n);  // 1 (the default) runs everything on the calling thread
 int num_threads();
 
-// fn(begin, end) over [0, n), in chunks on the pool's threads and this one;
+// fn(begin, end) over [0, n), in pieces on the pool's threads and this one
+// (fn may be called more than once on a thread, for pieces in any order);
 // returns when every chunk is done. Called from inside a chunk, it runs serially.
 void parallel_for(int n, const std::function<void(int begin, int end)>& fn);
+// True on a thread while it runs a chunk of parallel_for.
+bool inside_parallel_chunk();
 
 }  // namespace ag
