@@ -74,6 +74,30 @@ inline void prefetch_block(const Scalar* x, long ld, int rows, int cols) {
     for (int q = 0; q < cols; q += kLine) __builtin_prefetch(x + r * ld + q, WRITE, LOCALITY);
 }
 
+// Multiply-adds below which a product stays on one thread: a second one costs more than it gives.
+constexpr double kParallelWork = 1 << 18;
+
+// The FMA units at their most: kChains independent chains of vector
+// multiply-adds, `rounds` rounds each, touching no memory (enough chains to
+// cover the instruction's latency on two units; few enough to stay in
+// AVX2's sixteen registers). Returns the FLOPs done, two per lane and FMA.
+inline double fma_rounds(long rounds) {
+  constexpr int kLanes = kVectorBytes / static_cast<int>(sizeof(Scalar));
+  constexpr int kChains = 12;
+  using Vec = typename VectorOf<kLanes>::type;
+  Vec acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = Vec{} + static_cast<Scalar>(i);
+  const Vec m = Vec{} + static_cast<Scalar>(0.999), add = Vec{} + static_cast<Scalar>(0.001);
+  for (long r = 0; r < rounds; ++r)
+#pragma GCC unroll 12
+    for (int i = 0; i < kChains; ++i) acc[i] = acc[i] * m + add;
+  Vec sum{};
+  for (int i = 0; i < kChains; ++i) sum += acc[i];
+  volatile Scalar sink = sum[0];  // so that the loop is not dropped
+  (void)sink;
+  return 2.0 * static_cast<double>(rounds) * kChains * kLanes;
+}
+
 // The epilogue of the block of c that starts at row i, column j.
 inline Epilogue epilogue_at(const Epilogue& e, int i, int j) {
   Epilogue out = e;
@@ -181,7 +205,6 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
            i_end - i_begin, N - j, epilogue_at(e, i_begin, j));
     }
   };
-  constexpr double kParallelWork = 1 << 18;  // multiply-adds below which a second thread costs more than it gives
   if (static_cast<double>(M) * N * K >= kParallelWork) {
     parallel_for(row_tiles, rows);
   } else {

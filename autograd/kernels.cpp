@@ -10,6 +10,7 @@
 #include "autograd/parallel.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <string_view>
 #include <type_traits>
@@ -36,19 +37,43 @@ bool use_avx512() {
 // Both add up every product in the same order, so the results are the same bits
 // when the project's target has FMA too (x86-64-v3, the Makefile's choice on
 // such CPUs); a build without it rounds each product on its own.
-void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
-                   int N, const Epilogue& e = {}) {
-  matmul_flops() +=
-      2ULL * static_cast<std::uint64_t>(M) * static_cast<std::uint64_t>(N) * static_cast<std::uint64_t>(K);
+void gemm_run(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
+              int N, const Epilogue& e) {
 #ifdef SEQGRAD_AVX512_KERNEL
   if (use_avx512()) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e);
 #endif
   gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e);
 }
 
+std::atomic<bool> g_timing{false};
+std::atomic<std::uint64_t> g_thread_ns{0};
+
+void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
+                   int N, const Epilogue& e = {}) {
+  const double work = static_cast<double>(M) * N * K;
+  matmul_flops() += 2ULL * static_cast<std::uint64_t>(work);
+  if (!g_timing.load(std::memory_order_relaxed)) return gemm_run(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e);
+  const auto t0 = std::chrono::steady_clock::now();
+  gemm_run(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e);
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  // The threads that worked on it: gemm splits a large product between them, unless it runs inside a chunk already.
+  const int width = work >= kParallelWork && !inside_parallel_chunk() ? num_threads() : 1;
+  g_thread_ns += static_cast<std::uint64_t>(ns) * static_cast<std::uint64_t>(width);
+}
+
 }  // namespace
 
 const char* kernel_name() { return use_avx512() ? "avx512" : "generic"; }
+
+double fma_loop(long rounds) {
+#ifdef SEQGRAD_AVX512_KERNEL
+  if (use_avx512()) return fma_loop_avx512(rounds);
+#endif
+  return fma_rounds(rounds);  // gemm_impl.h's, built for the project's target
+}
+
+void set_matmul_timing(bool on) { g_timing = on; }
+double matmul_thread_seconds() { return static_cast<double>(g_thread_ns.load()) * 1e-9; }
 
 std::atomic<std::uint64_t>& matmul_flops() {
   static std::atomic<std::uint64_t> flops{0};
@@ -184,5 +209,8 @@ namespace ag::inline AG_PRECISION {
 
 std::uint64_t matmul_flops() { return kernels::matmul_flops().load(); }
 const char* matmul_kernel() { return kernels::kernel_name(); }
+double fma_loop_flops(long rounds) { return kernels::fma_loop(rounds); }
+void set_matmul_timing(bool on) { kernels::set_matmul_timing(on); }
+double matmul_thread_seconds() { return kernels::matmul_thread_seconds(); }
 
 }  // namespace ag::inline AG_PRECISION

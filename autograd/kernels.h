@@ -79,7 +79,19 @@ void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M,
 // c += a @ b through strides, built for AVX-512 (kernels_avx512.cpp); called only when the CPU has it.
 void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
                  int N, const Epilogue& e);
+double fma_loop_avx512(long rounds);
 #endif
+
+// The FMA units' most, on this thread: `rounds` rounds of independent vector
+// multiply-adds in the build the matmul kernel runs (AVX-512 or the target's).
+// Returns the FLOPs done; timed by the caller, it gives the machine's peak.
+double fma_loop(long rounds);
+
+// While on, every product adds its time to matmul_thread_seconds (off by default:
+// the clock is read twice a product).
+void set_matmul_timing(bool on);
+// Seconds spent in the products so far, times the threads that worked on each.
+double matmul_thread_seconds();
 
 // Which build of the matmul kernel this CPU runs: "avx512" or "generic" (the project's target).
 const char* kernel_name();

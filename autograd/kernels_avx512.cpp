@@ -14,4 +14,6 @@ void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e);
 }
 
+double fma_loop_avx512(long rounds) { return fma_rounds(rounds); }
+
 }  // namespace ag::inline AG_PRECISION::kernels

@@ -14,5 +14,13 @@ namespace ag::inline AG_PRECISION {
 std::uint64_t matmul_flops();
 // Which build of the matmul kernel this CPU runs: "avx512" or "generic".
 const char* matmul_kernel();
+// `rounds` rounds of independent vector multiply-adds on this thread, in the
+// build the matmul kernel runs; returns the FLOPs done. Timed, it gives the
+// FMA peak that the products' GFLOP/s can be held against.
+double fma_loop_flops(long rounds);
+// While on, the products add up their time: matmul_thread_seconds() is the
+// seconds spent in them so far, times the threads that worked on each.
+void set_matmul_timing(bool on);
+double matmul_thread_seconds();
 
 }  // namespace ag::inline AG_PRECISION

@@ -86,9 +86,17 @@ double percentile(std::vector<double> v, double p) {
 }
 
 std::vector<Workload> standard_workloads() {
+  nn::ModelConfig wide = base("transformer", 128);  // the size a student trains on a text of their own
+  wide.vocab = wide.out_dim = 96;
+  wide.d_model = 256;
+  wide.heads = 8;
+  wide.layers = 4;
   return {{"rnn", base("rnn", 64), 32, 64},
+          {"lstm", base("lstm", 64), 32, 64},
+          {"gru", base("gru", 64), 32, 64},
           {"transformer", base("transformer", 64), 32, 64},
-          {"transformer-long", base("transformer", 512), 4, 512}};
+          {"transformer-long", base("transformer", 512), 4, 512},
+          {"transformer-wide", wide, 16, 128}};
 }
 
 std::vector<std::string> workload_names() {
@@ -100,7 +108,11 @@ std::vector<std::string> workload_names() {
 Workload find_workload(const std::string& name) {
   for (const Workload& w : standard_workloads())
     if (w.name == name) return w;
-  throw std::invalid_argument("unknown workload '" + name + "'; expected rnn, transformer or transformer-long");
+  std::string expected;
+  const std::vector<std::string> names = workload_names();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    expected += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  throw std::invalid_argument("unknown workload '" + name + "'; expected " + expected);
 }
 
 BenchResult run_workload(const Workload& w, int steps, int threads) {
@@ -115,7 +127,12 @@ BenchResult run_workload(const Workload& w, int steps, int threads) {
   r.flops_matmul = static_cast<double>(ag::matmul_flops() - before);
   r.flops = r.flops_matmul + elementwise_flops(s);
   std::vector<double> ms;
+  ag::set_matmul_timing(true);
+  const double seconds_before = ag::matmul_thread_seconds();
   for (int i = 0; i < steps; ++i) ms.push_back(s.step());
+  const double matmul_seconds = ag::matmul_thread_seconds() - seconds_before;
+  ag::set_matmul_timing(false);
+  if (matmul_seconds > 0) r.matmul_gflops = r.flops_matmul * steps / matmul_seconds / 1e9;
   r.ms_median = percentile(ms, 0.5);
   r.ms_p10 = percentile(ms, 0.1);
   r.ms_p90 = percentile(ms, 0.9);
@@ -124,6 +141,19 @@ BenchResult run_workload(const Workload& w, int steps, int threads) {
   r.peak_rss_mib = peak_rss_mib();
   ag::set_num_threads(1);
   return r;
+}
+
+double measure_fma_peak() {
+  constexpr long kRounds = 1 << 20;  // a few milliseconds each
+  ag::fma_loop_flops(kRounds);       // the first one wakes the core up to its clock
+  double best = 0;
+  for (int i = 0; i < 8; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double flops = ag::fma_loop_flops(kRounds);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, flops / s / 1e9);
+  }
+  return best;
 }
 
 std::vector<SweepPoint> sweep_len(int max_len, int batch, int steps) {

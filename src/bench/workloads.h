@@ -16,7 +16,7 @@ struct Workload {
   int batch = 0, len = 0;
 };
 
-std::vector<Workload> standard_workloads();       // rnn, transformer, transformer-long
+std::vector<Workload> standard_workloads();       // rnn, lstm, gru, transformer, transformer-long, -wide
 std::vector<std::string> workload_names();        // their names, in that order
 Workload find_workload(const std::string& name);  // throws std::invalid_argument naming the choices
 
@@ -25,13 +25,19 @@ struct BenchResult {
   int threads = 1, steps = 0, batch = 0, len = 0;
   double ms_median = 0, ms_p10 = 0, ms_p90 = 0;  // over the timed steps (after 3 warm-up steps)
   double tokens_per_s = 0;
-  double flops_matmul = 0;  // counted in the matmul kernels: projections, FFN, attention products, the head
-  double flops = 0;         // plus an estimate for the element-wise ops (one FLOP per element and op, two backward)
-  double gflops = 0;        // flops / median step time
-  double peak_rss_mib = 0;  // of the process so far
+  double flops_matmul = 0;   // counted in the matmul kernels: projections, FFN, attention products, the head
+  double flops = 0;          // plus an estimate for the element-wise ops (one FLOP per element and op, two backward)
+  double gflops = 0;         // flops / median step time
+  double matmul_gflops = 0;  // in the products alone: their FLOPs / the time spent in them, per thread
+  double peak_rss_mib = 0;   // of the process so far
 };
 
 BenchResult run_workload(const Workload& w, int steps, int threads);
+
+// The FMA peak of one thread of this machine, GFLOP/s: the best of a few short
+// timed loops of independent vector multiply-adds, in the build the matmul
+// kernel runs (tens of milliseconds). What the products' GFLOP/s is held against.
+double measure_fma_peak();
 
 // The p-quantile of v (not empty, 0 <= p <= 1), between neighbouring values as
 // numpy's default does: percentile(v, 0.5) is the median.

@@ -361,10 +361,21 @@ TEST_CASE("seqgrad compare writes the report and prints where it is", "[cli][ins
 }
 
 TEST_CASE("seqgrad bench --json reports each workload's figures", "[cli][bench]") {
-  const auto r = run_seqgrad("bench --workload rnn --steps 2 --json");
+  const auto r = run_seqgrad("bench --workload rnn --workload lstm --steps 2 --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  REQUIRE(j.size() == 1);
+  REQUIRE(j.size() == 2);
+  for (const auto& w : j) {  // the products' own speed, and the machine's FMA peak it is held against
+    CHECK(w["matmul_gflops_per_thread"].get<double>() > 0);
+    CHECK(w["fma_peak_gflops_per_thread"].get<double>() > 0);
+  }
+  CHECK(r.err.find("FMA peak of one thread, measured: ") != std::string::npos);
+  // The LSTM's four gates: 2 B T (E 4H + H 4H) for the cell, the head as the RNN's; backward twice
+  // that, less the zero initial state's gradient (2 B 4H H)
+  const double lstm_cell = 2.0 * 32 * 64 * (64 * 256 + 64 * 256), lstm_head = 2.0 * 32 * 64 * 64 * 16,
+               lstm_h0 = 2.0 * 32 * 256 * 64;
+  CHECK(j[1]["workload"] == "lstm");
+  CHECK(j[1]["flops_matmul_per_step"].get<double>() == Approx(3 * (lstm_cell + lstm_head) - lstm_h0));
   CHECK(j[0]["workload"] == "rnn");
   CHECK(j[0]["threads"] == 1);
   CHECK(j[0]["ms_per_step_median"].get<double>() > 0);
@@ -377,6 +388,7 @@ TEST_CASE("seqgrad bench --json reports each workload's figures", "[cli][bench]"
   CHECK(j[0]["build"].get<std::string>().find("flags") != std::string::npos);
   const auto bad = run_seqgrad("bench --workload gpt");
   CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("{rnn,lstm,gru,transformer,transformer-long,transformer-wide}") != std::string::npos);
 }
 
 TEST_CASE("seqgrad bench --reference runs the reference beside each workload and takes the ratio", "[cli][bench]") {
@@ -389,10 +401,13 @@ TEST_CASE("seqgrad bench --reference runs the reference beside each workload and
       << "echo '[{\"workload\": \"x\", \"ms_per_step_median\": 1000.0, \"peak_rss_mib_so_far\": 300}]'\n";
   std::filesystem::remove(dir + "/calls");
   const auto r =
-      run_seqgrad("bench --workload rnn --steps 2 --rounds 2 --json --python /bin/sh --reference " + dir + "/ref.sh");
+      run_seqgrad("bench --workload rnn --workload gru --steps 2 --rounds 2 --json --python /bin/sh --reference " +
+                  dir + "/ref.sh");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  REQUIRE(j.size() == 1);
+  REQUIRE(j.size() == 2);
+  CHECK(j[1]["reference_workload"] == "gru-fused");  // the GRU against nn.GRU
+  CHECK(j[1]["target_ratio"] == 0.5);
   CHECK(j[0]["reference_workload"] == "rnn-fused");  // the RNN is judged against PyTorch's fused nn.RNN
   CHECK(j[0]["reference_ms_per_step_median"].get<double>() == 1000.0);
   REQUIRE(j[0]["ratios"].size() == 2);
@@ -403,11 +418,13 @@ TEST_CASE("seqgrad bench --reference runs the reference beside each workload and
   CHECK(j[0]["met"] == true);
   CHECK(j[0]["reference_peak_rss_mib"].get<double>() == 300);
   std::ifstream calls(dir + "/calls");
-  std::string first, second;
+  std::string first, gru, second;
   std::getline(calls, first);
+  std::getline(calls, gru);
   std::getline(calls, second);
   // PyTorch's BLAS held to our thread count: Debian's OpenBLAS would otherwise use every core
   CHECK(first == "--threads 1 --steps 2 --json --workload rnn-fused (OPENBLAS_NUM_THREADS=1)");
+  CHECK(gru == "--threads 1 --steps 2 --json --workload gru-fused (OPENBLAS_NUM_THREADS=1)");
   CHECK(second == first);  // once a round
   CHECK(r.err.find("rnn                rnn-fused") != std::string::npos);
   CHECK(r.err.find("<= 0.5: met") != std::string::npos);

@@ -32,4 +32,13 @@ TEST_CASE(
     CHECK(doc.find("| " + w.name + " |") != std::string::npos);
   }
   CHECK(script.find("../") == std::string::npos);  // it points nowhere outside the repository
+  // The wide workload as docs/workloads.md and the script's WIDE define it, and its own target.
+  const auto wide = seqgrad::bench::find_workload("transformer-wide");
+  CHECK(doc.find("| transformer-wide | as transformer, the size a student trains on a text of their own (about 40 "
+                 "GFLOP a step) | 96 | 256 | 8 | 1024 | 4 | 16 | 128 |") != std::string::npos);
+  CHECK(script.find("WIDE = dict(V=96, D=256, H=8, FF=1024, L=4)") != std::string::npos);
+  CHECK((wide.model.vocab == 96 && wide.model.d_model == 256 && wide.model.heads == 8 && wide.model.ffn_mult == 4 &&
+         wide.model.layers == 4 && wide.batch == 16 && wide.len == 128));
+  CHECK(seqgrad::bench::target_ratio("transformer-wide") == 0.7);
+  CHECK(seqgrad::bench::target_ratio("lstm") == 0.5);
 }
