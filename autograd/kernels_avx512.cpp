@@ -2,8 +2,8 @@
 // vectors): twice the registers hold a larger tile (docs/performance.md has
 // the figures against the AVX2 build). kernels.cpp calls it when the CPU says it has
 // AVX-512 (valgrind's virtual CPU does not, so memcheck runs the other).
-#define SEQGRAD_TILE_ROWS 4
-#define SEQGRAD_TILE_BYTES 256  // 64 floats: four 512-bit registers per row, 16 accumulators
+#define SEQGRAD_TILE_ROWS 6
+#define SEQGRAD_TILE_BYTES 256  // 64 floats: four 512-bit registers per row, 24 accumulators
 #include "autograd/gemm_impl.h"
 #include "autograd/kernels.h"
 
