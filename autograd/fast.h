@@ -23,6 +23,16 @@ inline Scalar* sum_into(GradTarget to, std::size_t n) {
   return to.data;
 }
 
+// to[0, n) = from, or += from when the target says add (a gradient the kernel made in a buffer of its own).
+inline void land(GradTarget to, const Scalar* from, std::size_t n) {
+  if (!to.add) {
+    std::copy(from, from + n, to.data);
+    return;
+  }
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) to.data[i] += from[i];
+}
+
 // The products and the FFN (fast_matrix.cpp): the reference's signatures.
 void matmul_forward(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
 void matmul_backward(const Scalar* a, const Scalar* b, const Scalar* dc, GradTarget da, GradTarget db, int M, int K,

@@ -21,14 +21,20 @@ void to_time_major(const Scalar* x, Scalar* xt, std::size_t B, std::size_t T, st
     for (std::size_t t = 0; t < T; ++t) std::memcpy(xt + (t * B + s) * C, x + (s * T + t) * C, C * sizeof(Scalar));
 }
 
-// to[0, n) = from, or += from when the target says add.
-void land(GradTarget to, const Scalar* from, std::size_t n) {
-  if (!to.add) {
-    std::copy(from, from + n, to.data);
-    return;
-  }
-#pragma omp simd
-  for (std::size_t i = 0; i < n; ++i) to.data[i] += from[i];
+// What both cells keep first: x in time-major order, and hs = h0, then room for h_0 .. h_{T-1}.
+void start(GatedSaved& saved, const Scalar* x, const Scalar* h0, std::size_t B, std::size_t T, std::size_t I,
+           std::size_t H) {
+  saved.xt.resize(T * B * I);
+  to_time_major(x, saved.xt.data(), B, T, I);
+  saved.hs.resize((T + 1) * B * H);
+  std::copy(h0, h0 + B * H, saved.hs.begin());
+}
+
+// out (B, T, H) = h_0 .. h_{T-1} of saved.hs, back in batch-major order.
+void finish(const GatedSaved& saved, Scalar* out, std::size_t B, std::size_t T, std::size_t H) {
+  for (std::size_t s = 0; s < B; ++s)
+    for (std::size_t t = 0; t < T; ++t)
+      std::memcpy(out + (s * T + t) * H, saved.hs.data() + (t + 1) * B * H + s * H, H * sizeof(Scalar));
 }
 
 // What both cells do after the loop: dW_h = [h0, h_0 .. h_{T-2}]^T dgh, dW_x = x^T dgx,
@@ -53,11 +59,8 @@ void lstm_forward(const Scalar* x, const Scalar* h0, const Scalar* c0, const Sca
   const auto Bs = static_cast<std::size_t>(B), Ts = static_cast<std::size_t>(T), Is = static_cast<std::size_t>(I),
              Hs = static_cast<std::size_t>(H);
   const std::size_t step = Bs * Hs, G = 4 * Hs;
-  saved.xt.resize(Ts * Bs * Is);
-  to_time_major(x, saved.xt.data(), Bs, Ts, Is);
-  saved.hs.resize((Ts + 1) * step);
+  start(saved, x, h0, Bs, Ts, Is, Hs);
   saved.cs.resize((Ts + 1) * step);
-  std::copy(h0, h0 + step, saved.hs.begin());
   std::copy(c0, c0 + step, saved.cs.begin());
   // gates (T, B, 4H): first every step's x_t W_x + b in one product.
   saved.gates.resize(Ts * Bs * G);
@@ -80,9 +83,7 @@ void lstm_forward(const Scalar* x, const Scalar* h0, const Scalar* c0, const Sca
       }
     }
   }
-  for (std::size_t s = 0; s < Bs; ++s)
-    for (std::size_t t = 0; t < Ts; ++t)
-      std::memcpy(out + (s * Ts + t) * Hs, saved.hs.data() + (t + 1) * step + s * Hs, Hs * sizeof(Scalar));
+  finish(saved, out, Bs, Ts, Hs);
 }
 
 void lstm_backward(const GatedSaved& saved, const Scalar* w_x, const Scalar* w_h, const Scalar* dout, GradTarget dx,
@@ -129,10 +130,7 @@ void gru_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Sca
   const auto Bs = static_cast<std::size_t>(B), Ts = static_cast<std::size_t>(T), Is = static_cast<std::size_t>(I),
              Hs = static_cast<std::size_t>(H);
   const std::size_t step = Bs * Hs, G = 3 * Hs;
-  saved.xt.resize(Ts * Bs * Is);
-  to_time_major(x, saved.xt.data(), Bs, Ts, Is);
-  saved.hs.resize((Ts + 1) * step);
-  std::copy(h0, h0 + step, saved.hs.begin());
+  start(saved, x, h0, Bs, Ts, Is, Hs);
   // gates (T, B, 3H): first every step's gx = x_t W_x + b_x, then r, z, n in their place.
   saved.gates.resize(Ts * Bs * G);
   kernels::linear_forward(saved.xt.data(), w_x, b_x, saved.gates.data(), T * B, I, 3 * H);
@@ -157,9 +155,7 @@ void gru_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Sca
       }
     }
   }
-  for (std::size_t s = 0; s < Bs; ++s)
-    for (std::size_t t = 0; t < Ts; ++t)
-      std::memcpy(out + (s * Ts + t) * Hs, saved.hs.data() + (t + 1) * step + s * Hs, Hs * sizeof(Scalar));
+  finish(saved, out, Bs, Ts, Hs);
 }
 
 void gru_backward(const GatedSaved& saved, const Scalar* w_x, const Scalar* w_h, const Scalar* dout, GradTarget dx,

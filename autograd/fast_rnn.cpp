@@ -11,18 +11,6 @@
 
 namespace ag::inline AG_PRECISION::fast {
 
-namespace {
-// to[0, n) = from, or += from when the target says add.
-void land(GradTarget to, const Scalar* from, std::size_t n) {
-  if (!to.add) {
-    std::copy(from, from + n, to.data);
-    return;
-  }
-#pragma omp simd
-  for (std::size_t i = 0; i < n; ++i) to.data[i] += from[i];
-}
-}  // namespace
-
 void rnn_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* b, Scalar* out,
                  RnnSaved& saved, int B, int T, int I, int H) {
   const auto Bs = static_cast<std::size_t>(B), Ts = static_cast<std::size_t>(T), Is = static_cast<std::size_t>(I),
