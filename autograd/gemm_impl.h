@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "autograd/kernels.h"
 #include "autograd/parallel.h"
@@ -76,6 +77,12 @@ inline void prefetch_block(const Scalar* x, long ld, int rows, int cols) {
 
 // Multiply-adds below which a product stays on one thread: a second one costs more than it gives.
 constexpr double kParallelWork = 1 << 18;
+// A shared dimension longer than this is taken in blocks of it (see gemm): 128
+// rows of a panel of b, 64 floats wide, are 32 KiB, which stay in the L1 cache.
+#ifndef SEQGRAD_DEPTH_BLOCK
+#define SEQGRAD_DEPTH_BLOCK 128
+#endif
+constexpr int kDepthBlock = SEQGRAD_DEPTH_BLOCK;
 
 // The FMA units at their most: kChains independent chains of vector
 // multiply-adds, `rounds` rounds each, touching no memory (enough chains to
@@ -142,6 +149,51 @@ inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
     for (int v = 0; v < V; ++v) finish(e, acc[r][v], r, v * kLanes, c, ldc);
 }
 
+// The same tile over k in [k0, k1) only, for a long shared dimension cut
+// into blocks (see gemm). Its sums start from `part` (ROWS x COLS, what the
+// blocks before added) unless FIRST, and go back there unless LAST, when they
+// are finished into c: each element's chain of additions is the one `tile`
+// makes over the whole of K, so the bits are the same.
+template <int ROWS, int COLS, bool UNIT_RS, bool FIRST, bool LAST>
+inline void tile_part(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int k0,
+                      int k1, const Epilogue& e, Scalar* part) {
+  constexpr int kLanes = std::min(COLS, kVectorBytes / static_cast<int>(sizeof(Scalar)));
+  constexpr int V = COLS / kLanes;
+  using Vec = typename VectorOf<kLanes>::type;
+  if constexpr (UNIT_RS) a_rs = 1;
+  Vec acc[ROWS][V] = {};
+  if constexpr (!FIRST) {
+#pragma GCC unroll 16
+    for (int r = 0; r < ROWS; ++r)
+#pragma GCC unroll 16
+      for (int v = 0; v < V; ++v) acc[r][v] = load<Vec>(part + r * COLS + v * kLanes);
+  }
+  for (int k = k0; k < k1; ++k) {
+    const Scalar* bk = b + k * ldb;
+    const Scalar* ak = a + k * a_cs;
+    Vec bv[V];
+#pragma GCC unroll 16
+    for (int v = 0; v < V; ++v) bv[v] = load<Vec>(bk + v * kLanes);
+#pragma GCC unroll 16
+    for (int r = 0; r < ROWS; ++r) {
+      const Scalar ark = ak[r * a_rs];
+#pragma GCC unroll 16
+      for (int v = 0; v < V; ++v) acc[r][v] += ark * bv[v];
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r) {
+#pragma GCC unroll 16
+    for (int v = 0; v < V; ++v) {
+      if constexpr (LAST) {
+        finish(e, acc[r][v], r, v * kLanes, c, ldc);
+      } else {
+        store(part + r * COLS + v * kLanes, acc[r][v]);
+      }
+    }
+  }
+}
+
 // The same at the ragged edges, with run-time sizes (cols < NR). Like the
 // tile, it sums over k from zero and adds the sum to c once, so that every
 // element of c is the same sum in the same order whichever path computed it.
@@ -171,6 +223,44 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   // accumulators in flight as a full one (a head of width 16 has one vector per row).
   auto panel = [&]<int COLS, bool UNIT_RS>(int j, int i_begin, int i_end) {
     constexpr int ROWS = std::min(MR * NR / COLS, UNIT_RS ? 16 : 8);
+    if constexpr (COLS == NR) {
+      // A long K in blocks of kDepthBlock: one block's K x NR panel of b stays
+      // in the L1 cache while every row tile passes over it, instead of coming
+      // from the L2 cache again for each tile. The tiles' partial sums wait in
+      // `part` between the blocks.
+      if (K > kDepthBlock) {
+        thread_local std::vector<Scalar> part;
+        part.resize(static_cast<std::size_t>(i_end - i_begin + ROWS) * COLS);
+        for (int k0 = 0; k0 < K; k0 += kDepthBlock) {
+          const int k1 = std::min(K, k0 + kDepthBlock);
+          const bool first = k0 == 0, last = k1 == K;
+          for (int i = i_begin; i < i_end; i += ROWS) {
+            const int n_rows = std::min(ROWS, i_end - i);
+            const Scalar* ai = a + i * a_rs;
+            Scalar* ci = c + static_cast<long>(i) * ldc + j;
+            Scalar* pi = part.data() + static_cast<std::size_t>(i - i_begin) * COLS;
+            const Epilogue ej = epilogue_at(e, i, j);
+            auto run = [&]<bool FIRST, bool LAST>() {
+              [&]<int... R>(std::integer_sequence<int, R...>) {
+                ((n_rows == R + 1 ? tile_part<R + 1, COLS, UNIT_RS, FIRST, LAST>(ai, a_rs, a_cs, b + j, ldb, ci, ldc,
+                                                                                 k0, k1, ej, pi)
+                                  : void()),
+                 ...);
+              }
+              (std::make_integer_sequence<int, ROWS>{});
+            };
+            if (first) {
+              run.template operator()<true, false>();
+            } else if (last) {
+              run.template operator()<false, true>();
+            } else {
+              run.template operator()<false, false>();
+            }
+          }
+        }
+        return;
+      }
+    }
     for (int i = i_begin; i < i_end; i += ROWS) {
       const int n_rows = std::min(ROWS, i_end - i);
       const Scalar* ai = a + i * a_rs;
