@@ -121,39 +121,12 @@ inline Epilogue epilogue_at(const Epilogue& e, int i, int j) {
 // registers, and reloading them cost the narrow products half their speed).
 // The accumulators are vectors, not an array of Scalars, so that they stay in
 // registers through the epilogue too (an array went through the stack there).
-template <int ROWS, int COLS, bool UNIT_RS>
-inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K,
-                 const Epilogue& e) {
-  constexpr int kLanes = std::min(COLS, kVectorBytes / static_cast<int>(sizeof(Scalar)));
-  constexpr int V = COLS / kLanes;  // vectors per row of the tile
-  using Vec = typename VectorOf<kLanes>::type;
-  static_assert(sizeof(Vec) == kLanes * sizeof(Scalar), "a vector type, not one Scalar");
-  if constexpr (UNIT_RS) a_rs = 1;
-  Vec acc[ROWS][V] = {};
-  for (int k = 0; k < K; ++k) {
-    const Scalar* bk = b + k * ldb;
-    const Scalar* ak = a + k * a_cs;
-    Vec bv[V];
-#pragma GCC unroll 16
-    for (int v = 0; v < V; ++v) bv[v] = load<Vec>(bk + v * kLanes);
-#pragma GCC unroll 16
-    for (int r = 0; r < ROWS; ++r) {
-      const Scalar ark = ak[r * a_rs];
-#pragma GCC unroll 16
-      for (int v = 0; v < V; ++v) acc[r][v] += ark * bv[v];
-    }
-  }
-#pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r)
-#pragma GCC unroll 16
-    for (int v = 0; v < V; ++v) finish(e, acc[r][v], r, v * kLanes, c, ldc);
-}
-
-// The same tile over k in [k0, k1) only, for a long shared dimension cut
+//
+// tile_part does it over k in [k0, k1) only, for a long shared dimension cut
 // into blocks (see gemm). Its sums start from `part` (ROWS x COLS, what the
 // blocks before added) unless FIRST, and go back there unless LAST, when they
-// are finished into c: each element's chain of additions is the one `tile`
-// makes over the whole of K, so the bits are the same.
+// are finished into c: each element's chain of additions is the one over the
+// whole of K in one go, so the bits are the same.
 template <int ROWS, int COLS, bool UNIT_RS, bool FIRST, bool LAST>
 inline void tile_part(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int k0,
                       int k1, const Epilogue& e, Scalar* part) {
@@ -192,6 +165,13 @@ inline void tile_part(const Scalar* a, long a_rs, long a_cs, const Scalar* b, lo
       }
     }
   }
+}
+
+// A tile over the whole of K: see tile_part.
+template <int ROWS, int COLS, bool UNIT_RS>
+inline void tile(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int K,
+                 const Epilogue& e) {
+  tile_part<ROWS, COLS, UNIT_RS, true, true>(a, a_rs, a_cs, b, ldb, c, ldc, 0, K, e, nullptr);
 }
 
 // The same at the ragged edges, with run-time sizes (cols < NR). Like the
