@@ -76,7 +76,7 @@ inline void prefetch_block(const Scalar* x, long ld, int rows, int cols) {
 }
 
 // Multiply-adds below which a product stays on one thread: a second one costs more than it gives.
-constexpr double kParallelWork = 1 << 18;
+constexpr double kParallelWork = 1 << 20;
 // A shared dimension longer than this is taken in blocks of it (see gemm): 128
 // rows of a panel of b, 64 floats wide, are 32 KiB, which stay in the L1 cache.
 #ifndef SEQGRAD_DEPTH_BLOCK
