@@ -45,12 +45,11 @@ void zero(Scalar* p, std::size_t n) {
 }
 
 // One LSTM step's gates, after their nonlinearities: [i | f | g | o], each H,
-// from gates = x_t w_x + h_{t-1} w_h + b.
+// from gates = x_t w_x + h_{t-1} w_h + b; `recurrent` is room for 4H values.
 void lstm_gates(const Scalar* xt, const Scalar* prev_h, const Scalar* w_x, const Scalar* w_h, const Scalar* b,
-                Scalar* gates, std::size_t I, std::size_t H) {
-  std::vector<Scalar> recurrent(4 * H);
+                Scalar* gates, Scalar* recurrent, std::size_t I, std::size_t H) {
   project(xt, w_x, b, gates, I, 4 * H);
-  project(prev_h, w_h, nullptr, recurrent.data(), H, 4 * H);
+  project(prev_h, w_h, nullptr, recurrent, H, 4 * H);
   for (std::size_t j = 0; j < 4 * H; ++j) {
     const Scalar pre = gates[j] + recurrent[j];
     gates[j] = j / H == 2 ? std::tanh(pre) : sigmoid(pre);  // g is tanh, i f o are sigmoids
@@ -60,9 +59,8 @@ void lstm_gates(const Scalar* xt, const Scalar* prev_h, const Scalar* w_x, const
 // One GRU step: gx = x_t w_x + b_x and gh = h_{t-1} w_h + b_h, each [r | z | n],
 // and the gates r, z, n (3H) after their nonlinearities.
 void gru_gates(const Scalar* xt, const Scalar* prev_h, const Scalar* w_x, const Scalar* w_h, const Scalar* b_x,
-               const Scalar* b_h, Scalar* gh, Scalar* gates, std::size_t I, std::size_t H) {
-  std::vector<Scalar> gx(3 * H);
-  project(xt, w_x, b_x, gx.data(), I, 3 * H);
+               const Scalar* b_h, Scalar* gx, Scalar* gh, Scalar* gates, std::size_t I, std::size_t H) {
+  project(xt, w_x, b_x, gx, I, 3 * H);
   project(prev_h, w_h, b_h, gh, H, 3 * H);
   for (std::size_t j = 0; j < H; ++j) {
     gates[j] = sigmoid(gx[j] + gh[j]);                                       // r
@@ -77,13 +75,13 @@ void gru_gates(const Scalar* xt, const Scalar* prev_h, const Scalar* w_x, const 
 void lstm_forward(const Scalar* x, const Scalar* h0, const Scalar* c0, const Scalar* w_x, const Scalar* w_h,
                   const Scalar* b, Scalar* hs, Scalar* cs, int B, int T, int I, int H) {
   const auto Ts = static_cast<std::size_t>(T), Is = static_cast<std::size_t>(I), Hs = static_cast<std::size_t>(H);
-  std::vector<Scalar> gates(4 * Hs);
+  std::vector<Scalar> gates(4 * Hs), recurrent(4 * Hs);
   for (std::size_t s = 0; s < static_cast<std::size_t>(B); ++s) {
     for (std::size_t t = 0; t < Ts; ++t) {
       const std::size_t at = (s * Ts + t) * Hs;
       const Scalar* prev_h = t == 0 ? h0 + s * Hs : hs + at - Hs;
       const Scalar* prev_c = t == 0 ? c0 + s * Hs : cs + at - Hs;
-      lstm_gates(x + (s * Ts + t) * Is, prev_h, w_x, w_h, b, gates.data(), Is, Hs);
+      lstm_gates(x + (s * Ts + t) * Is, prev_h, w_x, w_h, b, gates.data(), recurrent.data(), Is, Hs);
       for (std::size_t j = 0; j < Hs; ++j) {
         const Scalar i = gates[j], f = gates[Hs + j], g = gates[2 * Hs + j], o = gates[3 * Hs + j];
         cs[at + j] = f * prev_c[j] + i * g;
@@ -104,7 +102,7 @@ void lstm_backward(const Scalar* x, const Scalar* h0, const Scalar* c0, const Sc
   zero(dw_x, Is * 4 * Hs);
   zero(dw_h, Hs * 4 * Hs);
   zero(db, 4 * Hs);
-  std::vector<Scalar> gates(4 * Hs), dpre(4 * Hs), dh_next(Hs), dc_next(Hs);
+  std::vector<Scalar> gates(4 * Hs), recurrent(4 * Hs), dpre(4 * Hs), dh_next(Hs), dc_next(Hs);
   for (std::size_t s = 0; s < static_cast<std::size_t>(B); ++s) {
     std::fill(dh_next.begin(), dh_next.end(), Scalar(0));  // nothing comes from after the last step
     std::fill(dc_next.begin(), dc_next.end(), Scalar(0));
@@ -113,7 +111,7 @@ void lstm_backward(const Scalar* x, const Scalar* h0, const Scalar* c0, const Sc
       const Scalar* prev_h = t == 0 ? h0 + s * Hs : hs + at - Hs;
       const Scalar* prev_c = t == 0 ? c0 + s * Hs : cs + at - Hs;
       const Scalar* xt = x + (s * Ts + t) * Is;
-      lstm_gates(xt, prev_h, w_x, w_h, b, gates.data(), Is, Hs);
+      lstm_gates(xt, prev_h, w_x, w_h, b, gates.data(), recurrent.data(), Is, Hs);
       for (std::size_t j = 0; j < Hs; ++j) {
         const Scalar i = gates[j], f = gates[Hs + j], g = gates[2 * Hs + j], o = gates[3 * Hs + j];
         const Scalar tc = std::tanh(cs[at + j]);
@@ -139,12 +137,12 @@ void lstm_backward(const Scalar* x, const Scalar* h0, const Scalar* c0, const Sc
 void gru_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Scalar* w_h, const Scalar* b_x,
                  const Scalar* b_h, Scalar* hs, int B, int T, int I, int H) {
   const auto Ts = static_cast<std::size_t>(T), Is = static_cast<std::size_t>(I), Hs = static_cast<std::size_t>(H);
-  std::vector<Scalar> gh(3 * Hs), gates(3 * Hs);
+  std::vector<Scalar> gx(3 * Hs), gh(3 * Hs), gates(3 * Hs);
   for (std::size_t s = 0; s < static_cast<std::size_t>(B); ++s) {
     for (std::size_t t = 0; t < Ts; ++t) {
       const std::size_t at = (s * Ts + t) * Hs;
       const Scalar* prev = t == 0 ? h0 + s * Hs : hs + at - Hs;
-      gru_gates(x + (s * Ts + t) * Is, prev, w_x, w_h, b_x, b_h, gh.data(), gates.data(), Is, Hs);
+      gru_gates(x + (s * Ts + t) * Is, prev, w_x, w_h, b_x, b_h, gx.data(), gh.data(), gates.data(), Is, Hs);
       for (std::size_t j = 0; j < Hs; ++j) {
         const Scalar z = gates[Hs + j], n = gates[2 * Hs + j];
         hs[at + j] = (1 - z) * n + z * prev[j];
@@ -165,14 +163,14 @@ void gru_backward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Sc
   zero(dw_h, Hs * 3 * Hs);
   zero(db_x, 3 * Hs);
   zero(db_h, 3 * Hs);
-  std::vector<Scalar> gh(3 * Hs), gates(3 * Hs), dgx(3 * Hs), dgh(3 * Hs), dh_next(Hs);
+  std::vector<Scalar> gx(3 * Hs), gh(3 * Hs), gates(3 * Hs), dgx(3 * Hs), dgh(3 * Hs), dh_next(Hs);
   for (std::size_t s = 0; s < static_cast<std::size_t>(B); ++s) {
     std::fill(dh_next.begin(), dh_next.end(), Scalar(0));
     for (std::size_t t = Ts; t-- > 0;) {
       const std::size_t at = (s * Ts + t) * Hs;
       const Scalar* prev = t == 0 ? h0 + s * Hs : hs + at - Hs;
       const Scalar* xt = x + (s * Ts + t) * Is;
-      gru_gates(xt, prev, w_x, w_h, b_x, b_h, gh.data(), gates.data(), Is, Hs);
+      gru_gates(xt, prev, w_x, w_h, b_x, b_h, gx.data(), gh.data(), gates.data(), Is, Hs);
       for (std::size_t j = 0; j < Hs; ++j) {
         const Scalar r = gates[j], z = gates[Hs + j], n = gates[2 * Hs + j];
         const Scalar dh = dhs[at + j] + dh_next[j];
