@@ -77,6 +77,13 @@ inline void prefetch_block(const Scalar* x, long ld, int rows, int cols) {
 
 // Multiply-adds below which a product stays on one thread: a second one costs more than it gives.
 constexpr double kParallelWork = 1 << 20;
+// Rows of a from which a product copies its panels of b first (see gemm): a
+// panel is read once for every tile of rows, so fewer rows than this do not
+// pay for the copy.
+#ifndef SEQGRAD_PACK_ROWS
+#define SEQGRAD_PACK_ROWS 128
+#endif
+constexpr int kPackRows = SEQGRAD_PACK_ROWS;
 // A shared dimension longer than this is taken in blocks of it (see gemm): 128
 // rows of a panel of b, 64 floats wide, are 32 KiB, which stay in the L1 cache.
 #ifndef SEQGRAD_DEPTH_BLOCK
@@ -198,11 +205,29 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   // work; each thread walks the column panels of b over its own rows, so a
   // K x NR panel stays in its L1 cache while its row tiles pass over it.
   const int row_tiles = (M + MR - 1) / MR;
+  // The full column panels of b, copied one after the other (K x NR each, its
+  // rows side by side) when enough rows of a will pass over them. In place,
+  // rows of b a power of two of bytes apart (1, 3 or 4 KiB here) fall in the
+  // same few sets of the L1 cache, so a panel does not stay there however
+  // short the block of K. The copy moves values only: the same sums, the same bits.
+  const int full_panels = N / NR;
+  const Scalar* packed_b = nullptr;
+  if (full_panels > 0 && ldb != NR && M >= kPackRows) {
+    thread_local std::vector<Scalar> packed;
+    packed.resize(static_cast<std::size_t>(full_panels) * K * NR);
+    for (int p = 0; p < full_panels; ++p)
+      for (int k = 0; k < K; ++k)
+        std::copy_n(b + static_cast<long>(k) * ldb + p * NR, NR, packed.data() + (static_cast<long>(p) * K + k) * NR);
+    packed_b = packed.data();
+  }
   // One column panel of `COLS` columns starting at j, over rows [i_begin, i_end).
   // A narrower panel takes more rows per tile, so that it keeps as many
   // accumulators in flight as a full one (a head of width 16 has one vector per row).
   auto panel = [&]<int COLS, bool UNIT_RS>(int j, int i_begin, int i_end) {
     constexpr int ROWS = std::min(MR * NR / COLS, UNIT_RS ? 16 : 8);
+    const bool from_pack = COLS == NR && packed_b;
+    const Scalar* bj = from_pack ? packed_b + static_cast<long>(j / NR) * K * NR : b + j;
+    const long ldbj = from_pack ? NR : ldb;
     if constexpr (COLS == NR) {
       // A long K in blocks of kDepthBlock: one block's K x NR panel of b stays
       // in the L1 cache while every row tile passes over it, instead of coming
@@ -222,9 +247,9 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
             const Epilogue ej = epilogue_at(e, i, j);
             auto run = [&]<bool FIRST, bool LAST>() {
               [&]<int... R>(std::integer_sequence<int, R...>) {
-                ((n_rows == R + 1 ? tile_part<R + 1, COLS, UNIT_RS, FIRST, LAST>(ai, a_rs, a_cs, b + j, ldb, ci, ldc,
-                                                                                 k0, k1, ej, pi)
-                                  : void()),
+                ((n_rows == R + 1
+                      ? tile_part<R + 1, COLS, UNIT_RS, FIRST, LAST>(ai, a_rs, a_cs, bj, ldbj, ci, ldc, k0, k1, ej, pi)
+                      : void()),
                  ...);
               }
               (std::make_integer_sequence<int, ROWS>{});
@@ -253,7 +278,7 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       if (i + (kAhead + 1) * ROWS <= i_end) prefetch_block<true, 3>(ci + kAhead * ROWS * ldc, ldc, ROWS, COLS);
       // A full tile, or the rows left at the bottom as one smaller tile.
       [&]<int... R>(std::integer_sequence<int, R...>) {
-        ((n_rows == R + 1 ? tile<R + 1, COLS, UNIT_RS>(ai, a_rs, a_cs, b + j, ldb, ci, ldc, K, ej) : void()), ...);
+        ((n_rows == R + 1 ? tile<R + 1, COLS, UNIT_RS>(ai, a_rs, a_cs, bj, ldbj, ci, ldc, K, ej) : void()), ...);
       }
       (std::make_integer_sequence<int, ROWS>{});
     }
