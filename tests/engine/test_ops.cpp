@@ -326,7 +326,8 @@ TEST_CASE("rotary encoding rotates pairs by position; dot products depend on dis
 TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes", "[kernels]") {
   namespace k = ag::kernels;
   ag::Rng rng(9);
-  for (const Sizes3 sizes : {Sizes3{1, 1, 1}, {3, 5, 7}, {4, 64, 32}, {5, 17, 33}, {9, 70, 65}, {64, 64, 256}}) {
+  for (const Sizes3 sizes :
+       {Sizes3{1, 1, 1}, {3, 5, 7}, {4, 64, 32}, {5, 17, 33}, {9, 70, 65}, {64, 64, 256}, {70, 600, 33}}) {
     const int M = sizes.a, K = sizes.b, N = sizes.c;
     const auto sz = [](int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); };
     std::vector<ag::Scalar> a(sz(M, K)), b(sz(K, N)), at(sz(K, M)), bt(sz(N, K));
@@ -353,6 +354,34 @@ TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes"
     CHECK(compare(k::matmul_acc, k::matmul_acc_reference, a, b) < tol);
     CHECK(compare(k::matmul_tn_acc, k::matmul_tn_acc_reference, at, b) < tol);
     CHECK(compare([](auto... args) { k::matmul_nt_acc(args...); }, k::matmul_nt_acc_reference, a, bt) < tol);
+  }
+}
+
+TEST_CASE("matmul_tn_acc with the longer side first: c^T computed and transposed, the same bits as a^T @ b",
+          "[kernels]") {
+  // From a shared dimension of 512 on, a^T @ b with M > N is computed as
+  // (b^T @ a)^T (kernels.cpp); the general strided entry still runs a^T @ b
+  // as it stands. Ragged sizes put elements in tiles on one side and in the
+  // edge loop on the other: the sums must match to the bit all the same.
+  namespace k = ag::kernels;
+  ag::Rng rng(11);
+  for (const Sizes3 sizes : {Sizes3{70, 600, 33}, {130, 513, 64}, {257, 1024, 256}}) {
+    const int M = sizes.a, K = sizes.b, N = sizes.c;
+    const auto sz = [](int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); };
+    std::vector<ag::Scalar> at(sz(K, M)), b(sz(K, N));
+    for (auto* v : {&at, &b})
+      for (auto& x : *v) x = static_cast<ag::Scalar>(rng.normal());
+    INFO(M << "x" << K << "x" << N);
+    for (const bool overwrite : {false, true}) {
+      std::vector<ag::Scalar> swapped(sz(M, N), overwrite ? std::numeric_limits<ag::Scalar>::quiet_NaN() : 0.5f),
+          direct(sz(M, N), overwrite ? 0 : 0.5f);
+      k::matmul_tn_acc(at.data(), b.data(), swapped.data(), M, K, N, overwrite);
+      k::matmul_strided_acc({at.data(), 1, M}, {b.data(), N, false}, {direct.data(), N, overwrite}, M, K, N);
+      int differ = 0;
+      for (std::size_t i = 0; i < direct.size(); ++i) differ += !(swapped[i] == direct[i]);
+      INFO("overwrite " << overwrite);
+      CHECK(differ == 0);
+    }
   }
 }
 
