@@ -77,6 +77,8 @@ inline void prefetch_block(const Scalar* x, long ld, int rows, int cols) {
 
 // Multiply-adds below which a product stays on one thread: a second one costs more than it gives.
 constexpr double kParallelWork = 1 << 20;
+// Values below which a copy (packing, a transpose) stays on one thread.
+constexpr double kParallelCopy = 1 << 16;
 // Rows of a from which a product copies its panels of b first (see gemm): a
 // panel is read once for every tile of rows, so fewer rows than this do not
 // pay for the copy.
@@ -215,10 +217,20 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   if (full_panels > 0 && ldb != NR && M >= kPackRows) {
     thread_local std::vector<Scalar> packed;
     packed.resize(static_cast<std::size_t>(full_panels) * K * NR);
-    for (int p = 0; p < full_panels; ++p)
-      for (int k = 0; k < K; ++k)
-        std::copy_n(b + static_cast<long>(k) * ldb + p * NR, NR, packed.data() + (static_cast<long>(p) * K + k) * NR);
-    packed_b = packed.data();
+    Scalar* to = packed.data();  // (the caller's buffer: inside a chunk, `packed` is the worker's own)
+    // The panels are copied by the threads too when there is enough to copy:
+    // one thread alone spent 3% of a wide step here while the others waited.
+    auto copy_panels = [&](int p_begin, int p_end) {
+      for (int p = p_begin; p < p_end; ++p)
+        for (int k = 0; k < K; ++k)
+          std::copy_n(b + static_cast<long>(k) * ldb + p * NR, NR, to + (static_cast<long>(p) * K + k) * NR);
+    };
+    if (static_cast<double>(full_panels) * K * NR >= kParallelCopy) {
+      parallel_for(full_panels, copy_panels);
+    } else {
+      copy_panels(0, full_panels);
+    }
+    packed_b = to;
   }
   // One column panel of `COLS` columns starting at j, over rows [i_begin, i_end).
   // A narrower panel takes more rows per tile, so that it keeps as many

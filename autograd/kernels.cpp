@@ -50,6 +50,8 @@ std::atomic<bool> g_timing{false};
 // The shared dimension from which matmul_tn_acc may compute the transpose of
 // its product (see there): M x N copies cost little against M x N x K multiply-adds.
 constexpr int kTransposedDepth = 512;
+
+void transpose_shared(const Scalar* x, long ld, Scalar* xt, int rows, int cols);
 std::atomic<std::uint64_t> g_thread_ns{0};
 
 // Runs `product`, a matrix product of M N K multiply-adds (with whatever
@@ -116,11 +118,11 @@ void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, in
     ct.resize(static_cast<std::size_t>(N) * static_cast<std::size_t>(M));
     gemm_run(b, 1, N, a, M, ct.data(), M, N, K, M, {.overwrite = true});
     if (overwrite) {
-      transpose(ct.data(), M, c, N, M);
+      transpose_shared(ct.data(), M, c, N, M);
       return;
     }
     t.resize(ct.size());
-    transpose(ct.data(), M, t.data(), N, M);
+    transpose_shared(ct.data(), M, t.data(), N, M);
     for (std::size_t i = 0; i < t.size(); ++i) c[i] += t[i];
   });
 }
@@ -142,7 +144,7 @@ void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N, const
   counted(M, K, N, [&] {
     thread_local std::vector<Scalar> bt;
     bt.resize(static_cast<std::size_t>(K) * static_cast<std::size_t>(N));
-    transpose(b.data, b.row_stride, bt.data(), N, K);
+    transpose_shared(b.data, b.row_stride, bt.data(), N, K);
     gemm_run(a.data, a.row_stride, a.col_stride, bt.data(), N, c.data, c.row_stride, M, K, N, e);
   });
 }
@@ -209,6 +211,21 @@ void transpose(const Scalar* x, long ld, Scalar* xt, int rows, int cols) {
   for (int c = transpose_blocks(x, ld, xt, rows, cols); c < cols; ++c)
     for (int r = 0; r < rows; ++r) xt[static_cast<long>(c) * rows + r] = x[r * ld + c];
 }
+
+namespace {
+
+// transpose, a large one in column blocks of 64 shared between the threads
+// (each block's rows of xt are its own: the same values wherever it runs).
+void transpose_shared(const Scalar* x, long ld, Scalar* xt, int rows, int cols) {
+  if (static_cast<double>(rows) * cols < kParallelCopy) return transpose(x, ld, xt, rows, cols);
+  constexpr int kCols = 64;
+  parallel_for((cols + kCols - 1) / kCols, [&](int begin, int end) {
+    const int c0 = begin * kCols, c1 = std::min(cols, end * kCols);
+    transpose(x + c0, ld, xt + static_cast<long>(c0) * rows, rows, c1 - c0);
+  });
+}
+
+}  // namespace
 
 void prefetch(const Scalar* x, long ld, int rows, int cols, bool for_writing) {
   if (for_writing) {
