@@ -1,12 +1,29 @@
 #include "src/nn/optim.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
 
+#include "autograd/parallel.h"
 #include "src/nn/choices.h"
 
 namespace seqgrad::nn {
+
+namespace {
+
+// update(begin, end) over [0, n): a large parameter in pieces shared by the
+// threads (each element's update is its own, so the bits are the same).
+template <class Update>
+void for_elements(std::size_t n, Update update) {
+  constexpr std::size_t kPiece = std::size_t{1} << 14;
+  if (n < 4 * kPiece || ag::num_threads() == 1) return update(std::size_t{0}, n);
+  ag::parallel_for(static_cast<int>((n + kPiece - 1) / kPiece), [&](int begin, int end) {
+    update(static_cast<std::size_t>(begin) * kPiece, std::min(n, static_cast<std::size_t>(end) * kPiece));
+  });
+}
+
+}  // namespace
 
 void OptimizerConfig::validate() const {
   if (!(std::isfinite(lr) && lr > 0))
@@ -46,24 +63,28 @@ void Optimizer::step(double lr) {
     double *pm = m.data(), *pv = v.data();
     const double wd = config_.weight_decay, momentum = config_.momentum, eps = config_.eps;
     if (config_.kind == choices::Optimizer::sgd) {
+      for_elements(n, [&](std::size_t begin, std::size_t end) {
 #pragma omp simd
-      for (std::size_t i = 0; i < n; ++i) {
-        const double grad = pg[i] + wd * pw[i];
-        pm[i] = momentum * pm[i] + grad;
-        pw[i] = static_cast<ag::Scalar>(pw[i] - lr * pm[i]);
-      }
+        for (std::size_t i = begin; i < end; ++i) {
+          const double grad = pg[i] + wd * pw[i];
+          pm[i] = momentum * pm[i] + grad;
+          pw[i] = static_cast<ag::Scalar>(pw[i] - lr * pm[i]);
+        }
+      });
       continue;
     }
     const double adam_wd = config_.kind == choices::Optimizer::adam ? wd : 0,
                  adamw_wd = config_.kind == choices::Optimizer::adamw ? wd : 0;
+    for_elements(n, [&](std::size_t begin, std::size_t end) {
 #pragma omp simd
-    for (std::size_t i = 0; i < n; ++i) {
-      const double grad = pg[i] + adam_wd * pw[i];  // Adam: L2 in the gradient; AdamW: decay beside it
-      pm[i] = b1 * pm[i] + (1 - b1) * grad;
-      pv[i] = b2 * pv[i] + (1 - b2) * grad * grad;
-      const double update = (pm[i] / correction1) / (std::sqrt(pv[i] / correction2) + eps) + adamw_wd * pw[i];
-      pw[i] = static_cast<ag::Scalar>(pw[i] - lr * update);
-    }
+      for (std::size_t i = begin; i < end; ++i) {
+        const double grad = pg[i] + adam_wd * pw[i];  // Adam: L2 in the gradient; AdamW: decay beside it
+        pm[i] = b1 * pm[i] + (1 - b1) * grad;
+        pv[i] = b2 * pv[i] + (1 - b2) * grad * grad;
+        const double update = (pm[i] / correction1) / (std::sqrt(pv[i] / correction2) + eps) + adamw_wd * pw[i];
+        pw[i] = static_cast<ag::Scalar>(pw[i] - lr * update);
+      }
+    });
   }
 }
 

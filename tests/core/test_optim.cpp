@@ -2,6 +2,7 @@
 #include <cmath>
 #include "seqgrad_catch.hpp"
 
+#include "autograd/parallel.h"
 #include "src/nn/optim.h"
 
 using namespace seqgrad::nn;
@@ -43,6 +44,34 @@ TEST_CASE("AdamW decays weights apart from the gradient", "[optim]") {
   Optimizer opt({{"p", p}}, c);
   opt.step(0.5);
   CHECK(p.data()[0] == Approx(2 - 0.5 * 0.1 * 2));
+}
+
+TEST_CASE("a large parameter updated by two threads: the same bits as by one, for every kind", "[optim][threads]") {
+  // From 64 Ki elements a parameter's update is cut into pieces for the threads.
+  const int n = (1 << 16) + 123;  // a ragged last piece
+  std::vector<ag::Scalar> w(n), g(n);
+  for (int i = 0; i < n; ++i) {
+    w[i] = static_cast<ag::Scalar>(std::sin(0.37 * i));
+    g[i] = static_cast<ag::Scalar>(std::cos(0.11 * i) * 1e-2);
+  }
+  for (const auto kind : {choices::Optimizer::sgd, choices::Optimizer::adam, choices::Optimizer::adamw}) {
+    OptimizerConfig c;
+    c.kind = kind;
+    c.momentum = 0.9;
+    c.weight_decay = 0.01;
+    std::vector<ag::Scalar> after[2];
+    for (const int threads : {1, 2}) {
+      ag::set_num_threads(threads);
+      ag::Tensor p = param_with_grad(w, g);
+      Optimizer opt({{"p", p}}, c);
+      for (int step = 0; step < 3; ++step) opt.step(0.01);
+      after[threads - 1] = p.data();
+    }
+    ag::set_num_threads(1);
+    INFO("kind " << static_cast<int>(kind));
+    CHECK(after[0] != w);  // it moved
+    CHECK(after[0] == after[1]);
+  }
 }
 
 TEST_CASE("optimizer state round-trips, and resumes to the same weights", "[optim]") {
