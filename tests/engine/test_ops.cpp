@@ -12,6 +12,7 @@
 #include "autograd/kernels.h"
 #include "autograd/op_helpers.h"
 #include "autograd/ops.h"
+#include "autograd/parallel.h"
 #include "autograd/rows.h"
 #include "test_util.h"
 
@@ -373,16 +374,43 @@ TEST_CASE("matmul_tn_acc with the longer side first: c^T computed and transposed
       for (auto& x : *v) x = static_cast<ag::Scalar>(rng.normal());
     INFO(M << "x" << K << "x" << N);
     for (const bool overwrite : {false, true}) {
-      std::vector<ag::Scalar> swapped(sz(M, N), overwrite ? std::numeric_limits<ag::Scalar>::quiet_NaN() : 0.5f),
-          direct(sz(M, N), overwrite ? 0 : 0.5f);
-      k::matmul_tn_acc(at.data(), b.data(), swapped.data(), M, K, N, overwrite);
+      std::vector<ag::Scalar> direct(sz(M, N), overwrite ? 0 : 0.5f);
       k::matmul_strided_acc({at.data(), 1, M}, {b.data(), N, false}, {direct.data(), N, overwrite}, M, K, N);
-      int differ = 0;
-      for (std::size_t i = 0; i < direct.size(); ++i) differ += !(swapped[i] == direct[i]);
-      INFO("overwrite " << overwrite);
-      CHECK(differ == 0);
+      for (const int threads : {1, 2}) {  // two share the packing and the transposes
+        ag::set_num_threads(threads);
+        std::vector<ag::Scalar> swapped(sz(M, N), overwrite ? std::numeric_limits<ag::Scalar>::quiet_NaN() : 0.5f);
+        k::matmul_tn_acc(at.data(), b.data(), swapped.data(), M, K, N, overwrite);
+        ag::set_num_threads(1);
+        int differ = 0;
+        for (std::size_t i = 0; i < direct.size(); ++i) differ += !(swapped[i] == direct[i]);
+        INFO("overwrite " << overwrite << ", threads " << threads);
+        CHECK(differ == 0);
+      }
     }
   }
+}
+
+TEST_CASE("products whose copies the threads share: the same bits from two threads as from one", "[kernels]") {
+  // a b with its panels of b packed, a b^T with b transposed first: both copies
+  // are cut between the threads from 64 Ki values (kernels.cpp, gemm_impl.h).
+  namespace k = ag::kernels;
+  ag::Rng rng(12);
+  const int M = 300, K = 260, N = 270;
+  std::vector<ag::Scalar> a(static_cast<std::size_t>(M) * K), b(static_cast<std::size_t>(K) * N);
+  for (auto* v : {&a, &b})
+    for (auto& x : *v) x = static_cast<ag::Scalar>(rng.normal());
+  std::vector<ag::Scalar> nn[2], nt[2];
+  for (const int threads : {1, 2}) {
+    ag::set_num_threads(threads);
+    nn[threads - 1].assign(static_cast<std::size_t>(M) * N, 0);
+    nt[threads - 1].assign(static_cast<std::size_t>(M) * N, 0);
+    k::matmul_acc(a.data(), b.data(), nn[threads - 1].data(), M, K, N);
+    k::matmul_nt_acc(a.data(), b.data(), nt[threads - 1].data(), M, K, N);  // b read as (N, K)
+  }
+  ag::set_num_threads(1);
+  CHECK(nn[0] == nn[1]);
+  CHECK(nt[0] == nt[1]);
+  CHECK(std::any_of(nt[0].begin(), nt[0].end(), [](ag::Scalar x) { return x != 0; }));
 }
 
 TEST_CASE("kernels::transpose: every element in its place, at ragged sizes and out of a wider array", "[kernels]") {
