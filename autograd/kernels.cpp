@@ -51,7 +51,6 @@ std::atomic<bool> g_timing{false};
 // its product (see there): M x N copies cost little against M x N x K multiply-adds.
 constexpr int kTransposedDepth = 512;
 
-void transpose_shared(const Scalar* x, long ld, Scalar* xt, int rows, int cols);
 std::atomic<std::uint64_t> g_thread_ns{0};
 
 // Runs `product`, a matrix product of M N K multiply-adds (with whatever
@@ -76,6 +75,101 @@ void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long 
 }
 
 }  // namespace
+
+namespace {
+
+// Eight rows of eight floats, transposed in registers: three rounds of
+// shuffles, each interleaving pairs of rows at twice the width of the last
+// (floats, then pairs, then fours), 24 shuffles instead of 64 loads and stores.
+using Row8 = float __attribute__((vector_size(32)));
+#if defined(__clang__) || __GNUC__ >= 12
+#define SEQGRAD_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else  // GCC 11 has only its own __builtin_shuffle, which takes the indices as a vector
+using Index8 = int __attribute__((vector_size(32)));
+#define SEQGRAD_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, Index8{__VA_ARGS__})
+#endif
+
+// With ADD, the transpose is added to xt instead of written over it.
+// (Unused in the float64 build, which has no float kernel.)
+template <bool ADD>
+[[maybe_unused]] inline void transpose8x8(const float* x, long ld, float* xt, long ldt) {
+  Row8 r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i)
+    __builtin_memcpy(&r[i], x + i * ld,
+                     sizeof r[i]);  // (no function returns a Row8: a build without AVX passes none in registers)
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = SEQGRAD_SHUFFLE(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = SEQGRAD_SHUFFLE(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    for (int j = 0; j < 2; ++j) {
+      u[i + 2 * j] = SEQGRAD_SHUFFLE(t[i + j], t[i + j + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * j + 1] = SEQGRAD_SHUFFLE(t[i + j], t[i + j + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  }
+  for (int j = 0; j < 4; ++j) {  // u[j] holds columns j and j + 4 of rows 0-3, u[j + 4] of rows 4-7
+    Row8 low = SEQGRAD_SHUFFLE(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    Row8 high = SEQGRAD_SHUFFLE(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    if constexpr (ADD) {
+      Row8 was_low, was_high;
+      __builtin_memcpy(&was_low, xt + j * ldt, sizeof was_low);
+      __builtin_memcpy(&was_high, xt + (j + 4) * ldt, sizeof was_high);
+      low += was_low;
+      high += was_high;
+    }
+    __builtin_memcpy(xt + j * ldt, &low, sizeof low);
+    __builtin_memcpy(xt + (j + 4) * ldt, &high, sizeof high);
+  }
+}
+
+template <bool ADD, class T>
+inline void put(T& to, T value) {
+  to = ADD ? to + value : value;
+}
+
+// The columns [0, returned) of the transpose, in blocks of 8 x 8 where they
+// fit, the rest of those columns one by one (floats only: f64 returns 0).
+template <bool ADD, class T>
+int transpose_blocks(const T* x, long ld, T* xt, int rows, int cols) {
+  if constexpr (!std::is_same_v<T, float>)
+    return 0;
+  else {
+    int c0 = 0;
+    for (; c0 + 8 <= cols; c0 += 8)
+      for (int r = 0; r + 8 <= rows; r += 8)
+        transpose8x8<ADD>(x + r * ld + c0, ld, xt + static_cast<long>(c0) * rows + r, rows);
+    for (int c = 0; c < c0; ++c)
+      for (int r = rows - rows % 8; r < rows; ++r) put<ADD>(xt[static_cast<long>(c) * rows + r], x[r * ld + c]);
+    return c0;
+  }
+}
+
+// transpose (kernels.h), or with ADD the transpose added to xt.
+template <bool ADD>
+void transpose_into(const Scalar* x, long ld, Scalar* xt, int rows, int cols) {
+  // The columns left: row by row of xt, the writes run along, the strided reads
+  // hit a line that the next rows of xt read again (twice as fast as the other order).
+  for (int c = transpose_blocks<ADD>(x, ld, xt, rows, cols); c < cols; ++c)
+    for (int r = 0; r < rows; ++r) put<ADD>(xt[static_cast<long>(c) * rows + r], x[r * ld + c]);
+}
+
+// The same, a large one in column blocks of 64 shared between the threads
+// (each block's rows of xt are its own: the same values wherever it runs).
+template <bool ADD>
+void transpose_shared(const Scalar* x, long ld, Scalar* xt, int rows, int cols) {
+  if (static_cast<double>(rows) * cols < kParallelCopy) return transpose_into<ADD>(x, ld, xt, rows, cols);
+  constexpr int kCols = 64;
+  parallel_for((cols + kCols - 1) / kCols, [&](int begin, int end) {
+    const int c0 = begin * kCols, c1 = std::min(cols, end * kCols);
+    transpose_into<ADD>(x + c0, ld, xt + static_cast<long>(c0) * rows, rows, c1 - c0);
+  });
+}
+
+}  // namespace
+
+void transpose(const Scalar* x, long ld, Scalar* xt, int rows, int cols) {
+  transpose_into<false>(x, ld, xt, rows, cols);
+}
 
 const char* kernel_name() { return use_avx512() ? "avx512" : "generic"; }
 
@@ -114,16 +208,14 @@ void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, in
     return;
   }
   counted(M, K, N, [&] {
-    thread_local std::vector<Scalar> ct, t;
+    thread_local std::vector<Scalar> ct;
     ct.resize(static_cast<std::size_t>(N) * static_cast<std::size_t>(M));
     gemm_run(b, 1, N, a, M, ct.data(), M, N, K, M, {.overwrite = true});
     if (overwrite) {
-      transpose_shared(ct.data(), M, c, N, M);
-      return;
+      transpose_shared<false>(ct.data(), M, c, N, M);
+    } else {
+      transpose_shared<true>(ct.data(), M, c, N, M);  // c + sum: the bits of the sum + c
     }
-    t.resize(ct.size());
-    transpose_shared(ct.data(), M, t.data(), N, M);
-    for (std::size_t i = 0; i < t.size(); ++i) c[i] += t[i];
   });
 }
 
@@ -144,88 +236,10 @@ void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N, const
   counted(M, K, N, [&] {
     thread_local std::vector<Scalar> bt;
     bt.resize(static_cast<std::size_t>(K) * static_cast<std::size_t>(N));
-    transpose_shared(b.data, b.row_stride, bt.data(), N, K);
+    transpose_shared<false>(b.data, b.row_stride, bt.data(), N, K);
     gemm_run(a.data, a.row_stride, a.col_stride, bt.data(), N, c.data, c.row_stride, M, K, N, e);
   });
 }
-
-namespace {
-
-// Eight rows of eight floats, transposed in registers: three rounds of
-// shuffles, each interleaving pairs of rows at twice the width of the last
-// (floats, then pairs, then fours), 24 shuffles instead of 64 loads and stores.
-using Row8 = float __attribute__((vector_size(32)));
-#if defined(__clang__) || __GNUC__ >= 12
-#define SEQGRAD_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
-#else  // GCC 11 has only its own __builtin_shuffle, which takes the indices as a vector
-using Index8 = int __attribute__((vector_size(32)));
-#define SEQGRAD_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, Index8{__VA_ARGS__})
-#endif
-
-// (Unused in the float64 build, which has no float kernel.)
-[[maybe_unused]] inline void transpose8x8(const float* x, long ld, float* xt, long ldt) {
-  Row8 r[8], t[8], u[8];
-  for (int i = 0; i < 8; ++i)
-    __builtin_memcpy(&r[i], x + i * ld,
-                     sizeof r[i]);  // (no function returns a Row8: a build without AVX passes none in registers)
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = SEQGRAD_SHUFFLE(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
-    t[i + 1] = SEQGRAD_SHUFFLE(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    for (int j = 0; j < 2; ++j) {
-      u[i + 2 * j] = SEQGRAD_SHUFFLE(t[i + j], t[i + j + 2], 0, 1, 8, 9, 4, 5, 12, 13);
-      u[i + 2 * j + 1] = SEQGRAD_SHUFFLE(t[i + j], t[i + j + 2], 2, 3, 10, 11, 6, 7, 14, 15);
-    }
-  }
-  for (int j = 0; j < 4; ++j) {  // u[j] holds columns j and j + 4 of rows 0-3, u[j + 4] of rows 4-7
-    const Row8 low = SEQGRAD_SHUFFLE(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-    const Row8 high = SEQGRAD_SHUFFLE(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
-    __builtin_memcpy(xt + j * ldt, &low, sizeof low);
-    __builtin_memcpy(xt + (j + 4) * ldt, &high, sizeof high);
-  }
-}
-
-// The columns [0, returned) of the transpose, in blocks of 8 x 8 where they
-// fit, the rest of those columns one by one (floats only: f64 returns 0).
-template <class T>
-int transpose_blocks(const T* x, long ld, T* xt, int rows, int cols) {
-  if constexpr (!std::is_same_v<T, float>)
-    return 0;
-  else {
-    int c0 = 0;
-    for (; c0 + 8 <= cols; c0 += 8)
-      for (int r = 0; r + 8 <= rows; r += 8)
-        transpose8x8(x + r * ld + c0, ld, xt + static_cast<long>(c0) * rows + r, rows);
-    for (int c = 0; c < c0; ++c)
-      for (int r = rows - rows % 8; r < rows; ++r) xt[static_cast<long>(c) * rows + r] = x[r * ld + c];
-    return c0;
-  }
-}
-
-}  // namespace
-
-void transpose(const Scalar* x, long ld, Scalar* xt, int rows, int cols) {
-  // The columns left: row by row of xt, the writes run along, the strided reads
-  // hit a line that the next rows of xt read again (twice as fast as the other order).
-  for (int c = transpose_blocks(x, ld, xt, rows, cols); c < cols; ++c)
-    for (int r = 0; r < rows; ++r) xt[static_cast<long>(c) * rows + r] = x[r * ld + c];
-}
-
-namespace {
-
-// transpose, a large one in column blocks of 64 shared between the threads
-// (each block's rows of xt are its own: the same values wherever it runs).
-void transpose_shared(const Scalar* x, long ld, Scalar* xt, int rows, int cols) {
-  if (static_cast<double>(rows) * cols < kParallelCopy) return transpose(x, ld, xt, rows, cols);
-  constexpr int kCols = 64;
-  parallel_for((cols + kCols - 1) / kCols, [&](int begin, int end) {
-    const int c0 = begin * kCols, c1 = std::min(cols, end * kCols);
-    transpose(x + c0, ld, xt + static_cast<long>(c0) * rows, rows, c1 - c0);
-  });
-}
-
-}  // namespace
 
 void prefetch(const Scalar* x, long ld, int rows, int cols, bool for_writing) {
   if (for_writing) {

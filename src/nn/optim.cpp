@@ -17,7 +17,7 @@ namespace {
 template <class Update>
 void for_elements(std::size_t n, Update update) {
   constexpr std::size_t kPiece = std::size_t{1} << 14;
-  if (n < 4 * kPiece || ag::num_threads() == 1) return update(std::size_t{0}, n);
+  if (n < 4 * kPiece) return update(std::size_t{0}, n);
   ag::parallel_for(static_cast<int>((n + kPiece - 1) / kPiece), [&](int begin, int end) {
     update(static_cast<std::size_t>(begin) * kPiece, std::min(n, static_cast<std::size_t>(end) * kPiece));
   });
