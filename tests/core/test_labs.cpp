@@ -35,9 +35,10 @@ TEST_CASE("trained lab length-generalisation holds", "[labs][training]") {
 }
 
 // Its verdict compares times too, with wide margins (make test-asan skips "timed lab": ASan distorts them); the
-// counted figures are checked exactly.
+// counted figures are checked exactly. Tagged [timed]: ctest runs it alone (tests/CMakeLists.txt), since a test
+// beside it on a two-core machine slows its steps unevenly.
 TEST_CASE("timed lab sequential-time: the RNN's chain grows with T at the same FLOPs, the Transformer's does not",
-          "[labs]") {
+          "[labs][timed]") {
   const auto r = labs::find_lab("sequential-time").run();
   INFO(r.figures.dump());
   CHECK(r.holds);

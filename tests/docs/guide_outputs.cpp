@@ -14,7 +14,9 @@
 //
 // Times change from run to run, so a number followed by a unit of time
 // ("12.4 s", "3.1 ms/step", "88 steps/s", "95.1 GFLOP/s", "time x102.9") is
-// compared as '#', with the spaces that pad it to a column.
+// compared as '#', with the spaces that pad it to a column. A lab whose
+// output has times (its verdict may compare them) is run up to three times
+// before its block counts as out of date.
 // Trained figures change in their last digits with the compiler's flags: when
 // a guide's first block is `$ seqgrad --version` and the binary's version line
 // (which names the build) is not the one shown, that guide's numbers are all
@@ -168,7 +170,7 @@ int main(int argc, char** argv) {
       for (const Block& b : blocks) {
         auto [it, fresh] = outputs.try_emplace(b.command);
         if (fresh) it->second = run(binary, b.command, scratch);
-        const std::vector<std::string> now = split(it->second);
+        std::vector<std::string> now = split(it->second);
         const std::vector<std::string> shown(lines.begin() + static_cast<long>(b.first_line) + 1,
                                              lines.begin() + static_cast<long>(b.end_line));
         ++checked;
@@ -177,8 +179,20 @@ int main(int argc, char** argv) {
           return other_build ? mask_numbers(a) == mask_numbers(b) || shades_close(a, b)
                              : mask_times(a) == mask_times(b);
         };
-        while (k < now.size() && k < shown.size() && same(now[k], shown[k])) ++k;
-        bool differs = k < now.size() || k < shown.size();
+        const auto first_difference = [&] {
+          k = 0;
+          while (k < now.size() && k < shown.size() && same(now[k], shown[k])) ++k;
+          return k < now.size() || k < shown.size();
+        };
+        bool differs = first_difference();
+        // A timed lab's verdict is computed from its times, and a step timed while the other guide's commands
+        // share the cores can turn it: such a lab gets two more runs before its block counts as out of date.
+        const bool timed_lab = b.command.rfind("seqgrad lab ", 0) == 0 && mask_times(it->second) != it->second;
+        for (int again = 0; differs && timed_lab && !update && again < 2; ++again) {
+          it->second = run(binary, b.command, scratch);
+          now = split(it->second);
+          differs = first_difference();
+        }
         if (&b == &blocks.front() && b.command == "seqgrad --version" && differs && !update) {
           std::cerr << path << ": written with " << (shown.empty() ? "(nothing)" : shown[0]) << ", checked with "
                     << it->second << ": numbers are compared as '#'\n";
