@@ -55,6 +55,10 @@ struct Lab {
 // each is allowed ("100x"). Throws std::invalid_argument naming `format`.
 std::vector<double> parse_answer_numbers(const std::string& answer, const std::string& format);
 
+// The verdict of lab sequential-time, from its figures (timing_labs.cpp). Apart from the lab so that a test can
+// check the rule on figures of its own: the lab's times are this machine's, and a test never asserts a time.
+bool sequential_time_holds(const nlohmann::ordered_json& figures);
+
 const std::vector<Lab>& all_labs();
 // A lab's source, claim, question and answer format in `lang`, from the catalogue.
 std::string source_text(const Lab& lab, text::Lang lang);
