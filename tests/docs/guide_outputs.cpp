@@ -15,8 +15,11 @@
 // Times change from run to run, so a number followed by a unit of time
 // ("12.4 s", "3.1 ms/step", "88 steps/s", "95.1 GFLOP/s", "time x102.9") is
 // compared as '#', with the spaces that pad it to a column. A lab whose
-// output has times (its verdict may compare them) is run up to three times
-// before its block counts as out of date.
+// output has times (its verdict may compare them) is run up to three times;
+// if its verdict line still differs (the times of a busy machine turned it)
+// and nothing else does, that is said on stderr, and the block is not out of
+// date: a test checks that verdict's rule on figures of its own
+// (tests/core/test_labs.cpp).
 // Trained figures change in their last digits with the compiler's flags: when
 // a guide's first block is `$ seqgrad --version` and the binary's version line
 // (which names the build) is not the one shown, that guide's numbers are all
@@ -90,6 +93,22 @@ std::string mask_times(const std::string& s) {
   static const std::regex unit(R"( *\d+(\.\d+)?( ?)(GFLOP/s|ms/step|steps/s|ms|s)\b)");
   static const std::regex ratio(R"(time x\d+(\.\d+)?)");
   return std::regex_replace(std::regex_replace(s, unit, " #$2$3"), ratio, "time x#");
+}
+
+// The two verdict lines of a lab, in both languages, from the catalogue.
+struct Entry {
+  const char *id, *en, *ko;
+};
+constexpr Entry kWebEntries[] = {
+#include "src/text/catalogue_web.inc"
+};
+
+bool is_verdict(const std::string& line) {
+  for (const Entry& e : kWebEntries)
+    if ((std::string(e.id) == "lab.frame.holds" || std::string(e.id) == "lab.frame.fails") &&
+        (line == e.en || line == e.ko))
+      return true;
+  return false;
 }
 
 std::string mask_numbers(const std::string& s) {
@@ -192,6 +211,17 @@ int main(int argc, char** argv) {
           it->second = run(binary, b.command, scratch);
           now = split(it->second);
           differs = first_difference();
+        }
+        if (differs && timed_lab && !update && k < now.size() && k < shown.size() && is_verdict(now[k]) &&
+            is_verdict(shown[k])) {
+          const std::size_t verdict = k;
+          while (++k < now.size() && k < shown.size() && same(now[k], shown[k])) {
+          }
+          if (k == now.size() && k == shown.size()) {
+            std::cerr << path << ":" << b.first_line + 2 + verdict << ": `" << b.command
+                      << "` gave another verdict on this machine's times (three runs): " << now[verdict] << "\n";
+            differs = false;
+          }
         }
         if (&b == &blocks.front() && b.command == "seqgrad --version" && differs && !update) {
           std::cerr << path << ": written with " << (shown.empty() ? "(nothing)" : shown[0]) << ", checked with "
