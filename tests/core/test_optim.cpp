@@ -74,6 +74,46 @@ TEST_CASE("a large parameter updated by two threads: the same bits as by one, fo
   }
 }
 
+TEST_CASE("many small parameters shared by two threads: each updated once, as by one thread", "[optim][threads]") {
+  // Each parameter is below a piece; together they are enough to share, so the
+  // pieces of all of them go to the threads at once. One parameter has no
+  // gradient (not reached by the loss) and must not move.
+  constexpr int kParams = 40, kSize = 3000 + 7;
+  OptimizerConfig c;  // Adam, no weight decay
+  std::vector<std::vector<ag::Scalar>> after[2];
+  for (const int threads : {1, 2}) {
+    ag::set_num_threads(threads);
+    std::vector<std::pair<std::string, ag::Tensor>> params;
+    for (int k = 0; k < kParams; ++k) {
+      std::vector<ag::Scalar> w(kSize), g(kSize);
+      for (int i = 0; i < kSize; ++i) {
+        w[i] = static_cast<ag::Scalar>(std::sin(0.37 * i + k));
+        g[i] = static_cast<ag::Scalar>(std::cos(0.11 * i - k) * 1e-2);
+      }
+      std::string name = std::to_string(k);  // ("p" + std::to_string(k) trips GCC 12's -Wstringop-overflow)
+      params.emplace_back(name, param_with_grad(w, k == 7 ? std::vector<ag::Scalar>{} : g));
+    }
+    Optimizer opt(params, c);
+    opt.step(0.01);
+    for (const auto& [name, p] : params) after[threads - 1].push_back(p.data());
+  }
+  ag::set_num_threads(1);
+  REQUIRE(after[0].size() == kParams);
+  CHECK(after[0] == after[1]);
+  // The first step of Adam moves an element by lr g / (|g| + eps): by lr, against its gradient's sign, unless tiny.
+  auto first_step = [&](int k, int i) {
+    const double w = static_cast<ag::Scalar>(std::sin(0.37 * i + k)),
+                 g = static_cast<ag::Scalar>(std::cos(0.11 * i - k) * 1e-2);
+    return w - 0.01 * g / (std::abs(g) + c.eps);
+  };
+  int off = 0;  // elements moved by anything but one step (every element of every parameter but the 8th)
+  for (int k = 0; k < kParams; ++k)
+    for (int i = 0; k != 7 && i < kSize; ++i) off += std::abs(after[0][k][i] - first_step(k, i)) > 1e-6;
+  CHECK(off == 0);
+  CHECK(after[0][3][5] == Approx(first_step(3, 5)).margin(1e-6));
+  CHECK(after[0][7][5] == static_cast<ag::Scalar>(std::sin(0.37 * 5 + 7)));  // no gradient: unchanged
+}
+
 TEST_CASE("optimizer state round-trips, and resumes to the same weights", "[optim]") {
   ag::Tensor a = param_with_grad({1, 2}, {0.3, -0.7}), b = param_with_grad({1, 2}, {0.3, -0.7});
   Optimizer oa({{"p", a}}, OptimizerConfig{}), ob({{"p", b}}, OptimizerConfig{});
