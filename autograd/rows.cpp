@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "autograd/fastmath.h"
+#include "autograd/parallel.h"
 
 namespace ag::inline AG_PRECISION::detail {
 
@@ -186,36 +187,16 @@ void layer_norm_group(const Scalar* x, const Scalar* gamma, const Scalar* beta, 
   }
 }
 
-// Its backward for R rows side by side; xhat: room for R rows of C.
+// Its backward for R rows side by side, dx only (dgamma and dbeta: gamma_beta_sums); xhat: room for R rows of C.
 template <std::size_t R>
 void layer_norm_backward_group(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mu,
-                               const Scalar* rs, Scalar* dgamma, Scalar* dbeta, Scalar* dx, bool write, std::size_t C,
-                               Scalar* xhat) {
+                               const Scalar* rs, Scalar* dx, bool write, std::size_t C, Scalar* xhat) {
   for (std::size_t r = 0; r < R; ++r) {  // xhat, recomputed from x: cheaper than keeping it
     const Scalar* xr = x + r * C;
     Scalar* xh = xhat + r * C;
 #pragma omp simd
     for (std::size_t c = 0; c < C; ++c) xh[c] = (xr[c] - mu[r]) * rs[r];
   }
-  // dgamma and dbeta take the rows one after the other, all R in registers
-  // before they go back to memory (row by row, each row waited for the last one's store).
-  if (dgamma) {
-#pragma omp simd
-    for (std::size_t c = 0; c < C; ++c) {
-      Scalar acc = dgamma[c];
-      for (std::size_t r = 0; r < R; ++r) acc += g[r * C + c] * xhat[r * C + c];
-      dgamma[c] = acc;
-    }
-  }
-  if (dbeta) {
-#pragma omp simd
-    for (std::size_t c = 0; c < C; ++c) {
-      Scalar acc = dbeta[c];
-      for (std::size_t r = 0; r < R; ++r) acc += g[r * C + c];
-      dbeta[c] = acc;
-    }
-  }
-  if (!dx) return;
   const std::size_t full = C - C % kLanes;
   const auto n = static_cast<Scalar>(C);
   Scalar sum[R][kLanes] = {}, dot[R][kLanes] = {};  // of dxhat, and of dxhat * xhat
@@ -246,43 +227,54 @@ void layer_norm_backward_group(const Scalar* x, const Scalar* g, const Scalar* g
   }
 }
 
-}  // namespace
+// A matrix's rows (or columns) go to the threads in pieces once it has this many values. Each row's values, and
+// each column's sum over the rows in order, come out the same whichever thread makes them.
+constexpr std::size_t kParallelRows = 1 << 16;
+constexpr std::size_t kColumnPiece = 64;  // columns a piece: whole vectors, and a few pieces a thread at 256
 
-void layer_norm_rows(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd,
-                     std::size_t rows, std::size_t C, Scalar eps) {
-  std::size_t r = 0;
-  if (C % kLanes == 0) {
-    for (; r + kLanes <= rows; r += kLanes)
-      layer_norm_group<kLanes>(x + r * C, gamma, beta, y + r * C, mean + r, rstd + r, C, eps);
-  }
-  for (; r < rows; ++r) layer_norm_group<1>(x + r * C, gamma, beta, y + r * C, mean + r, rstd + r, C, eps);
+// fn(r0, r1) over the rows [0, rows), cut at multiples of kLanes.
+void by_rows(std::size_t rows, std::size_t C, const std::function<void(std::size_t, std::size_t)>& fn) {
+  if (rows * C < kParallelRows) return fn(0, rows);
+  parallel_for(static_cast<int>((rows + kLanes - 1) / kLanes),
+               [&](int begin, int end) { fn(begin * kLanes, std::min(rows, end * kLanes)); });
 }
 
-void layer_norm_backward_rows(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mean,
-                              const Scalar* rstd, Scalar* dgamma, Scalar* dbeta, Scalar* dx, bool write,
-                              std::size_t rows, std::size_t C) {
-  thread_local std::vector<Scalar> xhat;
-  xhat.resize(kLanes * C);
-  std::size_t r = 0;
-  auto at = [&](Scalar* p) { return p ? p + r * C : nullptr; };
-  if (C % kLanes == 0) {
-    for (; r + kLanes <= rows; r += kLanes)
-      layer_norm_backward_group<kLanes>(x + r * C, g + r * C, gamma, mean + r, rstd + r, dgamma, dbeta, at(dx), write,
-                                        C, xhat.data());
-  }
-  for (; r < rows; ++r)
-    layer_norm_backward_group<1>(x + r * C, g + r * C, gamma, mean + r, rstd + r, dgamma, dbeta, at(dx), write, C,
-                                 xhat.data());
+// fn(c0, c1) over the columns [0, N), in pieces of kColumnPiece.
+void by_columns(std::size_t rows, std::size_t N, const std::function<void(std::size_t, std::size_t)>& fn) {
+  if (rows * N < kParallelRows || N <= kColumnPiece) return fn(0, N);
+  parallel_for(static_cast<int>((N + kColumnPiece - 1) / kColumnPiece),
+               [&](int begin, int end) { fn(begin * kColumnPiece, std::min(N, end * kColumnPiece)); });
 }
 
-namespace {
-
-// db += rows 0, 1, ..., R - 1 of dy, added one after the other, in registers
-// until the last (R a constant: with a run-time count the loop stayed scalar).
-template <int R>
-void add_rows(const Scalar* dy, Scalar* db, int N) {
+// Columns [c0, c1) of R rows (row stride C) of g added into dgamma (times xhat) and dbeta, the rows one after the
+// other, all R in registers before they go back to memory (row by row, each row waited for the last one's store;
+// R a constant: with a run-time count the loop stayed scalar).
+template <std::size_t R>
+void gamma_beta_rows(const Scalar* x, const Scalar* g, const Scalar* mu, const Scalar* rs, Scalar* dgamma,
+                     Scalar* dbeta, std::size_t C, std::size_t c0, std::size_t c1) {
+  if (dgamma) {
 #pragma omp simd
-  for (int j = 0; j < N; ++j) {
+    for (std::size_t c = c0; c < c1; ++c) {
+      Scalar acc = dgamma[c];
+      for (std::size_t r = 0; r < R; ++r) acc += g[r * C + c] * ((x[r * C + c] - mu[r]) * rs[r]);
+      dgamma[c] = acc;
+    }
+  }
+  if (dbeta) {
+#pragma omp simd
+    for (std::size_t c = c0; c < c1; ++c) {
+      Scalar acc = dbeta[c];
+      for (std::size_t r = 0; r < R; ++r) acc += g[r * C + c];
+      dbeta[c] = acc;
+    }
+  }
+}
+
+// db[c0, c1) += rows 0, 1, ..., R - 1 of dy (row stride N), added one after the other, in registers until the last.
+template <int R>
+void add_rows(const Scalar* dy, Scalar* db, std::size_t N, std::size_t c0, std::size_t c1) {
+#pragma omp simd
+  for (std::size_t j = c0; j < c1; ++j) {
     Scalar acc = db[j];
     for (int r = 0; r < R; ++r) acc += dy[static_cast<std::size_t>(r) * N + j];
     db[j] = acc;
@@ -291,13 +283,52 @@ void add_rows(const Scalar* dy, Scalar* db, int N) {
 
 }  // namespace
 
+void layer_norm_rows(const Scalar* x, const Scalar* gamma, const Scalar* beta, Scalar* y, Scalar* mean, Scalar* rstd,
+                     std::size_t rows, std::size_t C, Scalar eps) {
+  by_rows(rows, C, [&](std::size_t r, std::size_t end) {
+    if (C % kLanes == 0) {
+      for (; r + kLanes <= end; r += kLanes)
+        layer_norm_group<kLanes>(x + r * C, gamma, beta, y + r * C, mean + r, rstd + r, C, eps);
+    }
+    for (; r < end; ++r) layer_norm_group<1>(x + r * C, gamma, beta, y + r * C, mean + r, rstd + r, C, eps);
+  });
+}
+
+// dgamma and dbeta are sums over the rows, so they go by columns; dx goes by rows.
+void layer_norm_backward_rows(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mean,
+                              const Scalar* rstd, Scalar* dgamma, Scalar* dbeta, Scalar* dx, bool write,
+                              std::size_t rows, std::size_t C) {
+  if (dgamma || dbeta)
+    by_columns(rows, C, [&](std::size_t c0, std::size_t c1) {
+      std::size_t r = 0;
+      for (; r + kLanes <= rows; r += kLanes)
+        gamma_beta_rows<kLanes>(x + r * C, g + r * C, mean + r, rstd + r, dgamma, dbeta, C, c0, c1);
+      for (; r < rows; ++r) gamma_beta_rows<1>(x + r * C, g + r * C, mean + r, rstd + r, dgamma, dbeta, C, c0, c1);
+    });
+  if (!dx) return;
+  by_rows(rows, C, [&](std::size_t r, std::size_t end) {
+    thread_local std::vector<Scalar> xhat;
+    xhat.resize(kLanes * C);
+    if (C % kLanes == 0) {
+      for (; r + kLanes <= end; r += kLanes)
+        layer_norm_backward_group<kLanes>(x + r * C, g + r * C, gamma, mean + r, rstd + r, dx + r * C, write, C,
+                                          xhat.data());
+    }
+    for (; r < end; ++r)
+      layer_norm_backward_group<1>(x + r * C, g + r * C, gamma, mean + r, rstd + r, dx + r * C, write, C, xhat.data());
+  });
+}
+
 void add_column_sums(const Scalar* dy, Scalar* db, int M, int N) {
   // The rows one after the other, as row by row, but eight at a time in
   // registers before db goes back to memory: row by row, each row's loads of
   // db waited for the last row's stores.
-  int r = 0;
-  for (; r + 8 <= M; r += 8) add_rows<8>(dy + static_cast<std::size_t>(r) * N, db, N);
-  for (; r < M; ++r) add_rows<1>(dy + static_cast<std::size_t>(r) * N, db, N);
+  const auto n = static_cast<std::size_t>(N);
+  by_columns(static_cast<std::size_t>(M), n, [&](std::size_t c0, std::size_t c1) {
+    int r = 0;
+    for (; r + 8 <= M; r += 8) add_rows<8>(dy + r * n, db, n, c0, c1);
+    for (; r < M; ++r) add_rows<1>(dy + r * n, db, n, c0, c1);
+  });
 }
 
 }  // namespace ag::inline AG_PRECISION::detail

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -182,10 +183,12 @@ TEST_CASE("eight causal softmax rows at once: the bits of softmax_row, row by ro
 }
 
 TEST_CASE("layer norm eight rows at a time: the bits of one row at a time, forward and backward", "[ops][nn]") {
-  // 19 rows: two groups of eight, then three alone; C = 24 (whole lanes) and C = 13 (a ragged end: row by row)
+  // 19 rows: two groups of eight, then three alone; C = 24 (whole lanes) and C = 13 (a ragged end: row by row).
+  // 300 x 264 (from 64 Ki values): on two threads, y and dx by rows, dgamma and dbeta by columns (four of 64, then 8).
   ag::Rng rng(41);
-  for (std::size_t C : {24, 13}) {
-    const std::size_t rows = 19;
+  const std::tuple<std::size_t, std::size_t, int> cases[] = {{19, 24, 1}, {19, 13, 1}, {300, 264, 1}, {300, 264, 2}};
+  for (const auto& [rows, C, threads] : cases) {
+    ag::set_num_threads(threads);
     std::vector<ag::Scalar> x(rows * C), g(rows * C), gamma(C), beta(C);
     for (auto* v : {&x, &g, &gamma, &beta})
       for (auto& e : *v) e = static_cast<ag::Scalar>(rng.normal() * 2 + 0.5);
@@ -195,12 +198,13 @@ TEST_CASE("layer norm eight rows at a time: the bits of one row at a time, forwa
     for (std::size_t r = 0; r < rows; ++r)
       ag::detail::layer_norm_rows(x.data() + r * C, gamma.data(), beta.data(), y1.data() + r * C, &mean1[r], &rstd1[r],
                                   1, C, ag::Scalar(1e-5));
-    INFO("C = " << C);
+    INFO(rows << " x " << C << ", threads " << threads);
     CHECK(y == y1);
     CHECK(rstd == rstd1);
     std::vector<ag::Scalar> dgamma(C, 1), dbeta(C, 1), dx(rows * C, 3), dgamma1(C, 1), dbeta1(C, 1), dx1(rows * C, 3);
     ag::detail::layer_norm_backward_rows(x.data(), g.data(), gamma.data(), mean.data(), rstd.data(), dgamma.data(),
                                          dbeta.data(), dx.data(), false, rows, C);
+    ag::set_num_threads(1);
     for (std::size_t r = 0; r < rows; ++r)
       ag::detail::layer_norm_backward_rows(x.data() + r * C, g.data() + r * C, gamma.data(), &mean[r], &rstd[r],
                                            dgamma1.data(), dbeta1.data(), dx1.data() + r * C, false, 1, C);
@@ -211,15 +215,18 @@ TEST_CASE("layer norm eight rows at a time: the bits of one row at a time, forwa
 }
 
 TEST_CASE("a bias's gradient, the column sums: rows added one after the other, eight at a time or alone", "[ops][nn]") {
+  // 300 x 260 (from 64 Ki values) on two threads: the columns in pieces of 64, then 4
   ag::Rng rng(43);
-  for (int M : {1, 8, 19}) {
-    const int N = 11;
+  const std::tuple<int, int, int> cases[] = {{1, 11, 1}, {8, 11, 1}, {19, 11, 1}, {300, 260, 1}, {300, 260, 2}};
+  for (const auto& [M, N, threads] : cases) {
     std::vector<ag::Scalar> dy(static_cast<std::size_t>(M) * N), db(N, 0.5), by_row(N, 0.5);
     for (auto& v : dy) v = static_cast<ag::Scalar>(rng.normal() * 3);
+    ag::set_num_threads(threads);
     ag::detail::add_column_sums(dy.data(), db.data(), M, N);
+    ag::set_num_threads(1);
     for (int r = 0; r < M; ++r)
       for (int j = 0; j < N; ++j) by_row[static_cast<std::size_t>(j)] += dy[static_cast<std::size_t>(r) * N + j];
-    INFO(M << " rows");
+    INFO(M << " rows, " << N << " columns, threads " << threads);
     CHECK(db == by_row);
   }
 }
