@@ -187,7 +187,7 @@ void layer_norm_group(const Scalar* x, const Scalar* gamma, const Scalar* beta, 
   }
 }
 
-// Its backward for R rows side by side, dx only (dgamma and dbeta: gamma_beta_sums); xhat: room for R rows of C.
+// Its backward for R rows side by side, dx only (dgamma and dbeta: gamma_beta_rows); xhat: room for R rows of C.
 template <std::size_t R>
 void layer_norm_backward_group(const Scalar* x, const Scalar* g, const Scalar* gamma, const Scalar* mu,
                                const Scalar* rs, Scalar* dx, bool write, std::size_t C, Scalar* xhat) {
@@ -232,18 +232,19 @@ void layer_norm_backward_group(const Scalar* x, const Scalar* g, const Scalar* g
 constexpr std::size_t kParallelRows = 1 << 16;
 constexpr std::size_t kColumnPiece = 64;  // columns a piece: whole vectors, and a few pieces a thread at 256
 
-// fn(r0, r1) over the rows [0, rows), cut at multiples of kLanes.
-void by_rows(std::size_t rows, std::size_t C, const std::function<void(std::size_t, std::size_t)>& fn) {
-  if (rows * C < kParallelRows) return fn(0, rows);
-  parallel_for(static_cast<int>((rows + kLanes - 1) / kLanes),
-               [&](int begin, int end) { fn(begin * kLanes, std::min(rows, end * kLanes)); });
+// fn(begin, end) over [0, n) in pieces of `piece`, on the threads when the work touches `values` values or more.
+void in_pieces(std::size_t n, std::size_t piece, std::size_t values,
+               const std::function<void(std::size_t, std::size_t)>& fn) {
+  if (values < kParallelRows || n <= piece) return fn(0, n);
+  parallel_for(static_cast<int>((n + piece - 1) / piece),
+               [&](int begin, int end) { fn(begin * piece, std::min(n, end * piece)); });
 }
-
-// fn(c0, c1) over the columns [0, N), in pieces of kColumnPiece.
+// A matrix's rows [0, rows) cut at multiples of kLanes; its columns [0, N) in pieces of kColumnPiece.
+void by_rows(std::size_t rows, std::size_t C, const std::function<void(std::size_t, std::size_t)>& fn) {
+  in_pieces(rows, kLanes, rows * C, fn);
+}
 void by_columns(std::size_t rows, std::size_t N, const std::function<void(std::size_t, std::size_t)>& fn) {
-  if (rows * N < kParallelRows || N <= kColumnPiece) return fn(0, N);
-  parallel_for(static_cast<int>((N + kColumnPiece - 1) / kColumnPiece),
-               [&](int begin, int end) { fn(begin * kColumnPiece, std::min(N, end * kColumnPiece)); });
+  in_pieces(N, kColumnPiece, rows * N, fn);
 }
 
 // Columns [c0, c1) of R rows (row stride C) of g added into dgamma (times xhat) and dbeta, the rows one after the
