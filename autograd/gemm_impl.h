@@ -53,6 +53,17 @@ inline void store(Scalar* p, Vec v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
 
+// n Scalars of the scratch vector v, from an address that is a multiple of 64
+// bytes: a vector load from a packed panel then never straddles two cache lines
+// (a large vector's own storage starts 16 bytes past a page, so every 512-bit
+// load of a panel did, and a load split over two lines costs two).
+inline Scalar* aligned_scratch(std::vector<Scalar>& v, std::size_t n) {
+  constexpr std::size_t kAlign = 64, kSpare = kAlign / sizeof(Scalar);
+  v.resize(n + kSpare);
+  const auto address = reinterpret_cast<std::uintptr_t>(v.data());
+  return v.data() + ((kAlign - address % kAlign) % kAlign) / sizeof(Scalar);
+}
+
 // The epilogue (kernels.h) on v, the sum for row r and column j of c (a
 // Scalar, or a vector of them for columns j, j + 1, ...), on its way to c.
 template <class T>
@@ -86,6 +97,11 @@ constexpr double kParallelCopy = 1 << 16;
 #define SEQGRAD_PACK_ROWS 128
 #endif
 constexpr int kPackRows = SEQGRAD_PACK_ROWS;
+// Full panels of b from which a product also copies its rows of a (see pack_rows).
+#ifndef SEQGRAD_PACK_PANELS
+#define SEQGRAD_PACK_PANELS 2
+#endif
+constexpr int kPackPanels = SEQGRAD_PACK_PANELS;
 // A shared dimension longer than this is taken in blocks of it (see gemm): 128
 // rows of a panel of b, 64 floats wide, are 32 KiB, which stay in the L1 cache.
 #ifndef SEQGRAD_DEPTH_BLOCK
@@ -209,6 +225,50 @@ inline void edge(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   }
 }
 
+// How the tiles of a block of rows read a: the tile at row i starts at
+// at(i), and its value for row r and k at at(i)[r * rs + k * cs].
+struct RowsOfA {
+  const Scalar* first;  // the tile at row i0
+  long per_row;         // how far the tile at row i + 1 would start from the one at row i
+  long rs, cs;
+  int i0;
+  const Scalar* at(int i) const { return first + (i - i0) * per_row; }
+};
+
+// Rows [i_begin, i_end) of a transposed a (row i's value for k at
+// a[i + k * a_cs]) copied tile by tile, MR rows a tile, each tile's MR values
+// for one k side by side: a tile then reads one stream of consecutive values,
+// where it read a new line a_cs values apart for every k (rows of a 1 or
+// 4 KiB apart, which fall in a few sets of the L1 cache and were read again
+// from further out by every panel). The copy moves values only: the same
+// sums, the same bits. Each thread keeps its own.
+inline RowsOfA pack_rows(const Scalar* a, long a_cs, int K, int i_begin, int i_end) {
+  thread_local std::vector<Scalar> packed;
+  const int n = i_end - i_begin, tiles = (n + MR - 1) / MR;
+  Scalar* to = aligned_scratch(packed, static_cast<std::size_t>(tiles) * MR * K);
+  // kChunk values of k at a time: their rows of a stay in the L1 cache while
+  // every tile takes its values from them.
+  constexpr int kChunk = 16;
+  for (int k0 = 0; k0 < K; k0 += kChunk) {
+    const int k1 = std::min(K, k0 + kChunk);
+    for (int t = 0; t < tiles; ++t) {
+      const Scalar* from = a + i_begin + t * MR;
+      Scalar* tile_to = to + static_cast<long>(t) * MR * K;
+      const int rows = std::min(MR, n - t * MR);
+      // (a copy of a fixed size where it can be, which is a move or two: std::copy_n
+      // called memmove for every 24 bytes)
+      for (long k = k0; k < k1; ++k) {
+        if (rows == MR) {
+          __builtin_memcpy(tile_to + k * MR, from + k * a_cs, MR * sizeof(Scalar));
+        } else {
+          __builtin_memcpy(tile_to + k * MR, from + k * a_cs, static_cast<std::size_t>(rows) * sizeof(Scalar));
+        }
+      }
+    }
+  }
+  return {to, K, 1, MR, i_begin};
+}
+
 // c (M, N, rows ldc apart) += a (M, K, read through strides) @ b (K, N, rows ldb apart),
 // each element finished by the epilogue e on its way to c (see kernels.h).
 inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
@@ -226,8 +286,9 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   const Scalar* packed_b = nullptr;
   if (full_panels > 0 && ldb != NR && M >= kPackRows) {
     thread_local std::vector<Scalar> packed;
-    packed.resize(static_cast<std::size_t>(full_panels) * K * NR);
-    Scalar* to = packed.data();  // (the caller's buffer: inside a chunk, `packed` is the worker's own)
+    Scalar* to =
+        aligned_scratch(packed, static_cast<std::size_t>(full_panels) * K *
+                                    NR);  // (the caller's buffer: inside a chunk, `packed` is the worker's own)
     // The panels are copied by the threads too when there is enough to copy:
     // one thread alone spent 3% of a wide step here while the others waited.
     auto copy_panels = [&](int p_begin, int p_end) {
@@ -242,11 +303,13 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
     }
     packed_b = to;
   }
-  // One column panel of `COLS` columns starting at j, over rows [i_begin, i_end).
+  // One column panel of `COLS` columns starting at j, over rows [i_begin, i_end)
+  // of a as `rows_a` reads them (see RowsOfA).
   // A narrower panel takes more rows per tile, so that it keeps as many
   // accumulators in flight as a full one (a head of width 16 has one vector per row).
-  auto panel = [&]<int COLS, bool UNIT_RS>(int j, int i_begin, int i_end) {
+  auto panel = [&]<int COLS, bool UNIT_RS>(int j, int i_begin, int i_end, const RowsOfA& rows_a) {
     constexpr int ROWS = std::min(MR * NR / COLS, UNIT_RS ? 16 : 8);
+    const long a_rs = rows_a.rs, a_cs = rows_a.cs;
     const bool from_pack = COLS == NR && packed_b;
     const Scalar* bj = from_pack ? packed_b + static_cast<long>(j / NR) * K * NR : b + j;
     const long ldbj = from_pack ? NR : ldb;
@@ -257,15 +320,15 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       // `part` between the blocks.
       if (K > kDepthBlock) {
         thread_local std::vector<Scalar> part;
-        part.resize(static_cast<std::size_t>(i_end - i_begin + ROWS) * COLS);
+        Scalar* const part_at = aligned_scratch(part, static_cast<std::size_t>(i_end - i_begin + ROWS) * COLS);
         for (int k0 = 0; k0 < K; k0 += kDepthBlock) {
           const int k1 = std::min(K, k0 + kDepthBlock);
           const bool first = k0 == 0, last = k1 == K;
           for (int i = i_begin; i < i_end; i += ROWS) {
             const int n_rows = std::min(ROWS, i_end - i);
-            const Scalar* ai = a + i * a_rs;
+            const Scalar* ai = rows_a.at(i);
             Scalar* ci = c + static_cast<long>(i) * ldc + j;
-            Scalar* pi = part.data() + static_cast<std::size_t>(i - i_begin) * COLS;
+            Scalar* pi = part_at + static_cast<std::size_t>(i - i_begin) * COLS;
             const Epilogue ej = epilogue_at(e, i, j);
             auto run = [&]<bool FIRST, bool LAST>() {
               [&]<int... R>(std::integer_sequence<int, R...>) {
@@ -290,7 +353,7 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
     }
     for (int i = i_begin; i < i_end; i += ROWS) {
       const int n_rows = std::min(ROWS, i_end - i);
-      const Scalar* ai = a + i * a_rs;
+      const Scalar* ai = rows_a.at(i);
       Scalar* ci = c + static_cast<long>(i) * ldc + j;
       const Epilogue ej = epilogue_at(e, i, j);
       // The output two tiles down, asked for now: outputs such as the FFN's hidden
@@ -305,18 +368,33 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       (std::make_integer_sequence<int, ROWS>{});
     }
   };
-  auto panels = [&]<bool UNIT_RS>(int i_begin, int i_end) {
-    int j = 0;
-    for (; j + NR <= N; j += NR) panel.template operator()<NR, UNIT_RS>(j, i_begin, i_end);
-    // Narrower panels for what is left (a head of width 16, a vocabulary of 11...).
-    if (j + NR / 2 <= N) panel.template operator()<NR / 2, UNIT_RS>(j, i_begin, i_end), j += NR / 2;
-    if (j + NR / 4 <= N) panel.template operator()<NR / 4, UNIT_RS>(j, i_begin, i_end), j += NR / 4;
-    return j;
-  };
   // Rows [i_begin, i_end) through every panel, then the columns left at the edge.
+  const RowsOfA plain{a, a_rs, a_rs, a_cs, 0};
   auto block = [&](int i_begin, int i_end) {
-    const int j = a_rs == 1 ? panels.template operator()<true>(i_begin, i_end)
-                            : panels.template operator()<false>(i_begin, i_end);
+    // The full panels read the block's rows of a from a packed copy when there
+    // are enough panels to pay for it (see pack_rows).
+    const RowsOfA full =
+        a_rs == 1 && full_panels >= kPackPanels && M >= kPackRows ? pack_rows(a, a_cs, K, i_begin, i_end) : plain;
+    int j = 0;
+    for (; j + NR <= N; j += NR) {
+      if (full.rs == 1) {
+        panel.template operator()<NR, true>(j, i_begin, i_end, full);
+      } else {
+        panel.template operator()<NR, false>(j, i_begin, i_end, full);
+      }
+    }
+    // Narrower panels for what is left (a head of width 16, a vocabulary of 11...).
+    auto narrow = [&]<int COLS>() {
+      if (j + COLS > N) return;
+      if (a_rs == 1) {
+        panel.template operator()<COLS, true>(j, i_begin, i_end, plain);
+      } else {
+        panel.template operator()<COLS, false>(j, i_begin, i_end, plain);
+      }
+      j += COLS;
+    };
+    narrow.template operator()<NR / 2>();
+    narrow.template operator()<NR / 4>();
     if (j < N) {
       edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K,
            i_end - i_begin, N - j, epilogue_at(e, i_begin, j));
