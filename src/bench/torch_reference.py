@@ -4,10 +4,82 @@
 usage: torch_reference.py [--threads N] [--dtype f32|f64] [--steps N] [--workload NAME ...] [--json]
 Prints one line per workload: median milliseconds per training step, and peak RSS in MiB.
 """
-import argparse, json, math, resource, sys, time
+import argparse, ctypes, json, math, os, resource, sys, time
 
 import torch
 import torch.nn as nn
+
+
+def openblas():
+    """The OpenBLAS that torch multiplies with, or None (another BLAS)."""
+    for name in ("libblas.so.3", "libopenblas.so.0"):  # Debian's torch links the first
+        try:
+            lib = ctypes.CDLL(name)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return lib
+        except (OSError, AttributeError):
+            pass
+    return None
+
+
+def blas_description():
+    lib = openblas()
+    if lib is None:
+        return "not OpenBLAS"
+    core = lib.openblas_get_corename().decode()
+    why = os.environ.get("SEQGRAD_REFERENCE_CORETYPE_WHY")
+    if not why and os.environ.get("OPENBLAS_CORETYPE") and widest_kernels_for(core):
+        why = (f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} was set before the reference ran; "
+               f"this CPU can run OpenBLAS's {widest_kernels_for(core)} kernels")
+    return f"OpenBLAS, {core} kernels" + (f" ({why})" if why else "")
+
+
+# OpenBLAS picks its kernels by the CPU's model number, and a release older than
+# the CPU may take it for a lesser one: Debian 12's 0.3.21 runs its "Prescott"
+# (SSE3) kernels on an Emerald Rapids Xeon, a quarter of what its AVX-512 kernels
+# reach there. Then the script runs itself again with the kernels for the CPU's
+# widest vector units, so that ours is compared with PyTorch at its best on the
+# machine, unless the caller chose them (OPENBLAS_CORETYPE); a choice below the
+# CPU's best is then said beside the results.
+VECTOR_RANK = {"haswell": 1, "zen": 1, "skylakex": 2, "cooperlake": 2, "sapphirerapids": 2}
+FOR_HASWELL = {"avx2", "fma"}
+FOR_SKYLAKEX = FOR_HASWELL | {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def widest_kernels_for(core):
+    """The kernels for the CPU's widest vector units, if they are wider than core's, else None."""
+    flags = cpu_flags()
+    rank = VECTOR_RANK.get(core.lower(), 0)
+    if FOR_SKYLAKEX <= flags and rank < 2:
+        return "SkylakeX"
+    if FOR_HASWELL <= flags and rank < 1:
+        return "Haswell"
+    return None
+
+
+def rerun_with_the_cpus_kernels():
+    lib = openblas()
+    if lib is None or os.environ.get("OPENBLAS_CORETYPE"):
+        return
+    core = lib.openblas_get_corename().decode()
+    chosen = widest_kernels_for(core)
+    if chosen is None:
+        return
+    env = dict(os.environ, OPENBLAS_CORETYPE=chosen,
+               SEQGRAD_REFERENCE_CORETYPE_WHY=f"OPENBLAS_CORETYPE={chosen} set by the reference: OpenBLAS chose its {core} kernels for this CPU")
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 V, D, H, FF, L = 16, 64, 4, 256, 2
 SHAPES = {"rnn": (32, 64), "rnn-fused": (32, 64), "lstm-fused": (32, 64), "gru-fused": (32, 64),
@@ -117,19 +189,20 @@ def main():
     ap.add_argument("--workload", nargs="*", default=list(SHAPES), choices=list(SHAPES))
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
+    rerun_with_the_cpus_kernels()
     torch.set_num_threads(a.threads)
     dtype = {"f32": torch.float32, "f64": torch.float64}[a.dtype]
     rows = []
     for name in a.workload:
         ms = bench(name, dtype, a.steps)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        rows.append({"workload": name, "threads": a.threads, "dtype": a.dtype, "ms_per_step_median": round(ms, 3), "peak_rss_mib_so_far": round(rss, 1)})
+        rows.append({"workload": name, "threads": a.threads, "dtype": a.dtype, "ms_per_step_median": round(ms, 3), "peak_rss_mib_so_far": round(rss, 1), "blas": blas_description()})
     if a.json:
         json.dump(rows, sys.stdout)
         print()
     else:
         for r in rows:
-            print(f"{r['workload']:17s} threads={r['threads']} {r['dtype']} median_ms_per_step={r['ms_per_step_median']:.2f} peak_rss_mib_so_far={r['peak_rss_mib_so_far']:.0f}")
+            print(f"{r['workload']:17s} threads={r['threads']} {r['dtype']} median_ms_per_step={r['ms_per_step_median']:.2f} peak_rss_mib_so_far={r['peak_rss_mib_so_far']:.0f} blas={r['blas']!r}")
 
 
 if __name__ == "__main__":
