@@ -90,6 +90,7 @@ ReferenceResult run_reference(const std::string& interpreter, const std::string&
   if (j[0].contains("peak_rss_mib_so_far") && j[0]["peak_rss_mib_so_far"].is_number())
     r.peak_rss_mib = j[0]["peak_rss_mib_so_far"].get<double>();
   if (j[0].contains("blas") && j[0]["blas"].is_string()) r.blas = j[0]["blas"].get<std::string>();
+  if (j[0].contains("allocator") && j[0]["allocator"].is_string()) r.allocator = j[0]["allocator"].get<std::string>();
   return r;
 }
 
@@ -101,7 +102,7 @@ ReferenceComparison compare_with_reference(const std::string& interpreter, const
                                            const std::function<void(int, const ReferenceComparison&)>& on_round,
                                            double timeout_seconds) {
   if (!std::filesystem::is_regular_file(script)) throw std::invalid_argument("--reference: no file at " + script);
-  ReferenceComparison c{script, interpreter, threads, steps, rounds, {}, {}};
+  ReferenceComparison c{script, interpreter, threads, steps, rounds, {}, {}, {}};
   for (const std::string& w : workloads) c.rows.push_back({w, {}, {}, {}, 0, 0});
   for (int round = 1; round <= rounds; ++round) {
     for (ReferenceRow& row : c.rows) {
@@ -113,6 +114,7 @@ ReferenceComparison compare_with_reference(const std::string& interpreter, const
       if (round == 1) row.our_rss = r.peak_rss_mib;  // later rounds only repeat the process's peak so far
       row.their_rss = std::max(row.their_rss, ref.peak_rss_mib);
       if (!ref.blas.empty()) c.blas = ref.blas;
+      if (!ref.allocator.empty()) c.allocator = ref.allocator;
     }
     if (on_round) on_round(round, c);
   }
@@ -145,6 +147,8 @@ std::string summary_text(const ReferenceComparison& c) {
   }
   // (A BLAS that runs kernels older than the CPU's makes every ratio look better than it is.)
   if (!c.blas.empty()) text += "PyTorch's BLAS: " + c.blas + "\n";
+  // (So does an allocator that hands every large buffer back to the kernel where a page fault is dear.)
+  if (!c.allocator.empty()) text += "PyTorch's allocator: " + c.allocator + "\n";
   return text;
 }
 
@@ -165,6 +169,7 @@ nlohmann::json to_json(const ReferenceComparison& c, const std::string& build) {
                  {"peak_rss_mib", row.our_rss},
                  {"reference_peak_rss_mib", row.their_rss},
                  {"reference_blas", c.blas},
+                 {"reference_allocator", c.allocator},
                  {"build", build}});
   }
   return j;

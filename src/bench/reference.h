@@ -21,6 +21,7 @@ struct ReferenceResult {
   double ms_median = 0;     // median ms per training step
   double peak_rss_mib = 0;  // of the reference process, which ran this workload alone
   std::string blas;         // what the reference says it multiplied with ("OpenBLAS, SkylakeX kernels"), or ""
+  std::string allocator;    // and how its malloc was set ("glibc malloc with seqgrad's thresholds (...)"), or ""
 };
 
 // How many threads the reference's BLAS is held to. PyTorch's --threads sets its
@@ -56,7 +57,7 @@ struct ReferenceComparison {
   std::string script, interpreter;
   int threads = 1, steps = 0, rounds = 0;
   std::vector<ReferenceRow> rows;
-  std::string blas;  // the reference's BLAS, as its last run said (see ReferenceResult)
+  std::string blas, allocator;  // the reference's BLAS and malloc, as its last run said (see ReferenceResult)
 };
 // `on_round(round, comparison)` is called after each round, for a live display.
 ReferenceComparison compare_with_reference(const std::string& interpreter, const std::string& script,

@@ -68,18 +68,52 @@ def widest_kernels_for(core):
     return None
 
 
-def rerun_with_the_cpus_kernels():
+def kernels_for_the_cpu():
+    """The environment that gives OpenBLAS the CPU's widest kernels, or {} (see above)."""
     lib = openblas()
     if lib is None or os.environ.get("OPENBLAS_CORETYPE"):
-        return
+        return {}
     core = lib.openblas_get_corename().decode()
     chosen = widest_kernels_for(core)
     if chosen is None:
+        return {}
+    return {"OPENBLAS_CORETYPE": chosen,
+            "SEQGRAD_REFERENCE_CORETYPE_WHY": f"OPENBLAS_CORETYPE={chosen} set by the reference: OpenBLAS chose its {core} kernels for this CPU"}
+
+
+# seqgrad keeps freed memory in the process (src/cli/main.cpp: glibc's mmap
+# threshold 256 MiB, its trim threshold 512 MiB), so that a step's large
+# buffers do not come back from the kernel a page fault per page. glibc's
+# defaults hand PyTorch's large tensors back to the kernel as they are freed:
+# where a page fault is dear (a VM), that alone made its transformer-long step
+# 7 times slower (340-431 against 48-50 ms). The reference runs with the same
+# thresholds, unless the caller set them, so that the ratios compare the
+# computations, not the allocators' settings.
+ALLOCATOR = {"MALLOC_MMAP_THRESHOLD_": str(256 << 20), "MALLOC_TRIM_THRESHOLD_": str(512 << 20)}
+
+
+def allocator_for_the_comparison():
+    if any(name in os.environ for name in ALLOCATOR) or os.environ.get("SEQGRAD_REFERENCE_ALLOCATOR"):
+        return {}
+    said = " ".join(f"{k}={v}" for k, v in ALLOCATOR.items())
+    return dict(ALLOCATOR, SEQGRAD_REFERENCE_ALLOCATOR=f"glibc malloc with seqgrad's thresholds ({said}, set by the reference)")
+
+
+def allocator_description():
+    said = os.environ.get("SEQGRAD_REFERENCE_ALLOCATOR")
+    if said:
+        return said
+    chosen = " ".join(f"{k}={os.environ[k]}" for k in ALLOCATOR if k in os.environ)
+    return f"glibc malloc ({chosen}, set before the reference ran)" if chosen else "glibc malloc, its defaults"
+
+
+def rerun_for_a_fair_comparison():
+    """Runs the script again (glibc reads its thresholds, OpenBLAS its kernels, at start) when either needs setting."""
+    changes = dict(kernels_for_the_cpu(), **allocator_for_the_comparison())
+    if not changes:
         return
-    env = dict(os.environ, OPENBLAS_CORETYPE=chosen,
-               SEQGRAD_REFERENCE_CORETYPE_WHY=f"OPENBLAS_CORETYPE={chosen} set by the reference: OpenBLAS chose its {core} kernels for this CPU")
     sys.stdout.flush()
-    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+    os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, **changes))
 
 V, D, H, FF, L = 16, 64, 4, 256, 2
 SHAPES = {"rnn": (32, 64), "rnn-fused": (32, 64), "lstm-fused": (32, 64), "gru-fused": (32, 64),
@@ -189,20 +223,20 @@ def main():
     ap.add_argument("--workload", nargs="*", default=list(SHAPES), choices=list(SHAPES))
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    rerun_with_the_cpus_kernels()
+    rerun_for_a_fair_comparison()
     torch.set_num_threads(a.threads)
     dtype = {"f32": torch.float32, "f64": torch.float64}[a.dtype]
     rows = []
     for name in a.workload:
         ms = bench(name, dtype, a.steps)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        rows.append({"workload": name, "threads": a.threads, "dtype": a.dtype, "ms_per_step_median": round(ms, 3), "peak_rss_mib_so_far": round(rss, 1), "blas": blas_description()})
+        rows.append({"workload": name, "threads": a.threads, "dtype": a.dtype, "ms_per_step_median": round(ms, 3), "peak_rss_mib_so_far": round(rss, 1), "blas": blas_description(), "allocator": allocator_description()})
     if a.json:
         json.dump(rows, sys.stdout)
         print()
     else:
         for r in rows:
-            print(f"{r['workload']:17s} threads={r['threads']} {r['dtype']} median_ms_per_step={r['ms_per_step_median']:.2f} peak_rss_mib_so_far={r['peak_rss_mib_so_far']:.0f} blas={r['blas']!r}")
+            print(f"{r['workload']:17s} threads={r['threads']} {r['dtype']} median_ms_per_step={r['ms_per_step_median']:.2f} peak_rss_mib_so_far={r['peak_rss_mib_so_far']:.0f} blas={r['blas']!r} allocator={r['allocator']!r}")
 
 
 if __name__ == "__main__":

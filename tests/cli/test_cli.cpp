@@ -399,7 +399,7 @@ TEST_CASE("seqgrad bench --reference runs the reference beside each workload and
   std::ofstream(dir + "/ref.sh")
       << "echo \"$@ (OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS)\" >> " << dir << "/calls\n"
       << "echo '[{\"workload\": \"x\", \"ms_per_step_median\": 1000.0, \"peak_rss_mib_so_far\": 300, "
-         "\"blas\": \"OpenBLAS, Haswell kernels\"}]'\n";
+         "\"blas\": \"OpenBLAS, Haswell kernels\", \"allocator\": \"glibc malloc, its defaults\"}]'\n";
   std::filesystem::remove(dir + "/calls");
   const auto r =
       run_seqgrad("bench --workload rnn --workload gru --steps 2 --rounds 2 --json --python /bin/sh --reference " +
@@ -421,6 +421,8 @@ TEST_CASE("seqgrad bench --reference runs the reference beside each workload and
   // What PyTorch multiplied with, said beside the ratios it decides
   CHECK(j[0]["reference_blas"] == "OpenBLAS, Haswell kernels");
   CHECK(r.err.find("\nPyTorch's BLAS: OpenBLAS, Haswell kernels\n") != std::string::npos);
+  CHECK(j[0]["reference_allocator"] == "glibc malloc, its defaults");
+  CHECK(r.err.find("\nPyTorch's allocator: glibc malloc, its defaults\n") != std::string::npos);
   std::ifstream calls(dir + "/calls");
   std::string first, gru, second;
   std::getline(calls, first);
