@@ -285,10 +285,9 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   const int full_panels = N / NR;
   const Scalar* packed_b = nullptr;
   if (full_panels > 0 && ldb != NR && M >= kPackRows) {
+    // (the caller's buffer: inside a chunk, `packed` is the worker's own)
     thread_local std::vector<Scalar> packed;
-    Scalar* to =
-        aligned_scratch(packed, static_cast<std::size_t>(full_panels) * K *
-                                    NR);  // (the caller's buffer: inside a chunk, `packed` is the worker's own)
+    Scalar* to = aligned_scratch(packed, static_cast<std::size_t>(full_panels) * K * NR);
     // The panels are copied by the threads too when there is enough to copy:
     // one thread alone spent 3% of a wide step here while the others waited.
     auto copy_panels = [&](int p_begin, int p_end) {
@@ -368,6 +367,14 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       (std::make_integer_sequence<int, ROWS>{});
     }
   };
+  // The same, built for the way rows_a reads a (unit row stride or not).
+  auto panel_of = [&]<int COLS>(int j, int i_begin, int i_end, const RowsOfA& rows_a) {
+    if (rows_a.rs == 1) {
+      panel.template operator()<COLS, true>(j, i_begin, i_end, rows_a);
+    } else {
+      panel.template operator()<COLS, false>(j, i_begin, i_end, rows_a);
+    }
+  };
   // Rows [i_begin, i_end) through every panel, then the columns left at the edge.
   const RowsOfA plain{a, a_rs, a_rs, a_cs, 0};
   auto block = [&](int i_begin, int i_end) {
@@ -376,25 +383,10 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
     const RowsOfA full =
         a_rs == 1 && full_panels >= kPackPanels && M >= kPackRows ? pack_rows(a, a_cs, K, i_begin, i_end) : plain;
     int j = 0;
-    for (; j + NR <= N; j += NR) {
-      if (full.rs == 1) {
-        panel.template operator()<NR, true>(j, i_begin, i_end, full);
-      } else {
-        panel.template operator()<NR, false>(j, i_begin, i_end, full);
-      }
-    }
+    for (; j + NR <= N; j += NR) panel_of.template operator()<NR>(j, i_begin, i_end, full);
     // Narrower panels for what is left (a head of width 16, a vocabulary of 11...).
-    auto narrow = [&]<int COLS>() {
-      if (j + COLS > N) return;
-      if (a_rs == 1) {
-        panel.template operator()<COLS, true>(j, i_begin, i_end, plain);
-      } else {
-        panel.template operator()<COLS, false>(j, i_begin, i_end, plain);
-      }
-      j += COLS;
-    };
-    narrow.template operator()<NR / 2>();
-    narrow.template operator()<NR / 4>();
+    if (j + NR / 2 <= N) panel_of.template operator()<NR / 2>(j, i_begin, i_end, plain), j += NR / 2;
+    if (j + NR / 4 <= N) panel_of.template operator()<NR / 4>(j, i_begin, i_end, plain), j += NR / 4;
     if (j < N) {
       edge(a + i_begin * a_rs, a_rs, a_cs, b + j, ldb, c + static_cast<long>(i_begin) * ldc + j, ldc, K,
            i_end - i_begin, N - j, epilogue_at(e, i_begin, j));

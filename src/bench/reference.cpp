@@ -89,8 +89,12 @@ ReferenceResult run_reference(const std::string& interpreter, const std::string&
   r.ms_median = j[0]["ms_per_step_median"].get<double>();
   if (j[0].contains("peak_rss_mib_so_far") && j[0]["peak_rss_mib_so_far"].is_number())
     r.peak_rss_mib = j[0]["peak_rss_mib_so_far"].get<double>();
-  if (j[0].contains("blas") && j[0]["blas"].is_string()) r.blas = j[0]["blas"].get<std::string>();
-  if (j[0].contains("allocator") && j[0]["allocator"].is_string()) r.allocator = j[0]["allocator"].get<std::string>();
+  // What it ran with, when it says (an older script does not)
+  const auto said = [&](const char* key) {
+    return j[0].contains(key) && j[0][key].is_string() ? j[0][key].get<std::string>() : std::string();
+  };
+  r.blas = said("blas");
+  r.allocator = said("allocator");
   return r;
 }
 

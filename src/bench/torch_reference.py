@@ -28,9 +28,10 @@ def blas_description():
         return "not OpenBLAS"
     core = lib.openblas_get_corename().decode()
     why = os.environ.get("SEQGRAD_REFERENCE_CORETYPE_WHY")
-    if not why and os.environ.get("OPENBLAS_CORETYPE") and widest_kernels_for(core):
+    wider = None if why or not os.environ.get("OPENBLAS_CORETYPE") else widest_kernels_for(core)
+    if wider:
         why = (f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} was set before the reference ran; "
-               f"this CPU can run OpenBLAS's {widest_kernels_for(core)} kernels")
+               f"this CPU can run OpenBLAS's {wider} kernels")
     return f"OpenBLAS, {core} kernels" + (f" ({why})" if why else "")
 
 
@@ -93,7 +94,7 @@ ALLOCATOR = {"MALLOC_MMAP_THRESHOLD_": str(256 << 20), "MALLOC_TRIM_THRESHOLD_":
 
 
 def allocator_for_the_comparison():
-    if any(name in os.environ for name in ALLOCATOR) or os.environ.get("SEQGRAD_REFERENCE_ALLOCATOR"):
+    if any(name in os.environ for name in ALLOCATOR):  # the caller's, or ours after the rerun
         return {}
     said = " ".join(f"{k}={v}" for k, v in ALLOCATOR.items())
     return dict(ALLOCATOR, SEQGRAD_REFERENCE_ALLOCATOR=f"glibc malloc with seqgrad's thresholds ({said}, set by the reference)")
