@@ -118,6 +118,10 @@ constexpr int kDepthBlock = SEQGRAD_DEPTH_BLOCK;
 #define SEQGRAD_ROW_BLOCK 192
 #endif
 constexpr int kRowBlock = SEQGRAD_ROW_BLOCK;
+// Rows of c per thread below which the threads share a product by its column
+// panels instead of its rows (see gemm): a thread's pieces of rows (a quarter
+// of its share) would be smaller than a block.
+constexpr int kColumnSplitRows = 4 * kRowBlock;
 
 // The FMA units at their most: kChains independent chains of vector
 // multiply-adds, `rounds` rounds each, touching no memory (enough chains to
@@ -236,16 +240,14 @@ struct RowsOfA {
 };
 
 // Rows [i_begin, i_end) of a transposed a (row i's value for k at
-// a[i + k * a_cs]) copied tile by tile, MR rows a tile, each tile's MR values
+// a[i + k * a_cs]) copied into `to` tile by tile, MR rows a tile, each tile's MR values
 // for one k side by side: a tile then reads one stream of consecutive values,
 // where it read a new line a_cs values apart for every k (rows of a 1 or
 // 4 KiB apart, which fall in a few sets of the L1 cache and were read again
 // from further out by every panel). The copy moves values only: the same
-// sums, the same bits. Each thread keeps its own.
-inline RowsOfA pack_rows(const Scalar* a, long a_cs, int K, int i_begin, int i_end) {
-  thread_local std::vector<Scalar> packed;
+// sums, the same bits.
+inline void pack_tiles(const Scalar* a, long a_cs, int K, int i_begin, int i_end, Scalar* to) {
   const int n = i_end - i_begin, tiles = (n + MR - 1) / MR;
-  Scalar* to = aligned_scratch(packed, static_cast<std::size_t>(tiles) * MR * K);
   // kChunk values of k at a time: their rows of a stay in the L1 cache while
   // every tile takes its values from them.
   constexpr int kChunk = 16;
@@ -266,6 +268,14 @@ inline RowsOfA pack_rows(const Scalar* a, long a_cs, int K, int i_begin, int i_e
       }
     }
   }
+}
+
+// The same into a scratch each thread keeps its own, read as RowsOfA.
+inline RowsOfA pack_rows(const Scalar* a, long a_cs, int K, int i_begin, int i_end) {
+  thread_local std::vector<Scalar> packed;
+  const int tiles = (i_end - i_begin + MR - 1) / MR;
+  Scalar* to = aligned_scratch(packed, static_cast<std::size_t>(tiles) * MR * K);
+  pack_tiles(a, a_cs, K, i_begin, i_end, to);
   return {to, K, 1, MR, i_begin};
 }
 
@@ -273,34 +283,42 @@ inline RowsOfA pack_rows(const Scalar* a, long a_cs, int K, int i_begin, int i_e
 // each element finished by the epilogue e on its way to c (see kernels.h).
 inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
                  int N, const Epilogue& e) {
-  // Rows of c in tiles of MR, split between the threads when there is enough
-  // work; each thread walks the column panels of b over its own rows, so a
-  // K x NR panel stays in its L1 cache while its row tiles pass over it.
-  const int row_tiles = (M + MR - 1) / MR;
+  // Rows of c in tiles of MR, in blocks of kRowBlock rows; each block walks
+  // the column panels of b, so a K x NR panel stays in the L1 cache while the
+  // block's row tiles pass over it.
+  //
   // The full column panels of b, copied one after the other (K x NR each, its
   // rows side by side) when enough rows of a will pass over them. In place,
   // rows of b a power of two of bytes apart (1, 3 or 4 KiB here) fall in the
   // same few sets of the L1 cache, so a panel does not stay there however
   // short the block of K. The copy moves values only: the same sums, the same bits.
   const int full_panels = N / NR;
-  const Scalar* packed_b = nullptr;
+  const bool parallel =
+      static_cast<double>(M) * N * K >= kParallelWork && num_threads() > 1 && !inside_parallel_chunk();
+  // Two ways to share the product between the threads (see the end): by rows
+  // of c, or, when there are too few rows for every thread's share to be a
+  // whole block of them, by column panels.
+  const bool by_columns = parallel && M < kColumnSplitRows * num_threads() && full_panels >= num_threads();
+  Scalar* packed_b = nullptr;
+  // Copies full panels [p_begin, p_end) of b into packed_b.
+  auto copy_panels = [&](int p_begin, int p_end) {
+    for (int p = p_begin; p < p_end; ++p)
+      for (int k = 0; k < K; ++k)
+        __builtin_memcpy(packed_b + (static_cast<long>(p) * K + k) * NR, b + static_cast<long>(k) * ldb + p * NR,
+                         NR * sizeof(Scalar));  // (inline moves: std::copy_n called memmove for each row)
+  };
   if (full_panels > 0 && ldb != NR && M >= kPackRows) {
     // (the caller's buffer: inside a chunk, `packed` is the worker's own)
     thread_local std::vector<Scalar> packed;
-    Scalar* to = aligned_scratch(packed, static_cast<std::size_t>(full_panels) * K * NR);
-    // The panels are copied by the threads too when there is enough to copy:
-    // one thread alone spent 3% of a wide step here while the others waited.
-    auto copy_panels = [&](int p_begin, int p_end) {
-      for (int p = p_begin; p < p_end; ++p)
-        for (int k = 0; k < K; ++k)
-          std::copy_n(b + static_cast<long>(k) * ldb + p * NR, NR, to + (static_cast<long>(p) * K + k) * NR);
-    };
-    if (static_cast<double>(full_panels) * K * NR >= kParallelCopy) {
+    packed_b = aligned_scratch(packed, static_cast<std::size_t>(full_panels) * K * NR);
+    // Split by columns, each thread copies its own panels as it comes to them
+    // (below). Else the threads copy them together when there is enough to
+    // copy: one thread alone spent 3% of a wide step here while the others waited.
+    if (!by_columns && parallel && static_cast<double>(full_panels) * K * NR >= kParallelCopy) {
       parallel_for(full_panels, copy_panels);
-    } else {
+    } else if (!by_columns) {
       copy_panels(0, full_panels);
     }
-    packed_b = to;
   }
   // One column panel of `COLS` columns starting at j, over rows [i_begin, i_end)
   // of a as `rows_a` reads them (see RowsOfA).
@@ -375,15 +393,29 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
       panel.template operator()<COLS, false>(j, i_begin, i_end, rows_a);
     }
   };
-  // Rows [i_begin, i_end) through every panel, then the columns left at the edge.
+  // Rows [i_begin, i_end) through full panels [p_begin, p_end), then, with
+  // `edge`, the columns left at the edge.
   const RowsOfA plain{a, a_rs, a_rs, a_cs, 0};
-  auto block = [&](int i_begin, int i_end) {
-    // The full panels read the block's rows of a from a packed copy when there
-    // are enough panels to pay for it (see pack_rows).
-    const RowsOfA full =
-        a_rs == 1 && full_panels >= kPackPanels && M >= kPackRows ? pack_rows(a, a_cs, K, i_begin, i_end) : plain;
-    int j = 0;
-    for (; j + NR <= N; j += NR) panel_of.template operator()<NR>(j, i_begin, i_end, full);
+  // The full panels read a transposed a from a packed copy when there are
+  // enough panels to pay for it (see pack_tiles): each block its own rows, or,
+  // split by columns, all of them from one copy the threads share (each of a
+  // thread's pieces copied every block again: 5% of a wide step on two threads).
+  const bool pack_a = a_rs == 1 && full_panels >= kPackPanels && M >= kPackRows;
+  RowsOfA shared_a = plain;
+  if (pack_a && by_columns) {
+    thread_local std::vector<Scalar> packed;
+    const int tiles = (M + MR - 1) / MR;
+    Scalar* to = aligned_scratch(packed, static_cast<std::size_t>(tiles) * MR * K);
+    parallel_for(tiles, [&](int t_begin, int t_end) {
+      pack_tiles(a, a_cs, K, t_begin * MR, std::min(M, t_end * MR), to + static_cast<long>(t_begin) * MR * K);
+    });
+    shared_a = {to, K, 1, MR, 0};
+  }
+  auto block = [&](int i_begin, int i_end, int p_begin, int p_end, bool edges) {
+    const RowsOfA full = !pack_a ? plain : by_columns ? shared_a : pack_rows(a, a_cs, K, i_begin, i_end);
+    for (int p = p_begin; p < p_end; ++p) panel_of.template operator()<NR>(p * NR, i_begin, i_end, full);
+    if (!edges) return;
+    int j = full_panels * NR;
     // Narrower panels for what is left (a head of width 16, a vocabulary of 11...).
     if (j + NR / 2 <= N) panel_of.template operator()<NR / 2>(j, i_begin, i_end, plain), j += NR / 2;
     if (j + NR / 4 <= N) panel_of.template operator()<NR / 4>(j, i_begin, i_end, plain), j += NR / 4;
@@ -392,14 +424,29 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
            i_end - i_begin, N - j, epilogue_at(e, i_begin, j));
     }
   };
+  // Row tiles [tile_begin, tile_end) through every panel, a block of rows at a time.
   auto rows = [&](int tile_begin, int tile_end) {
     const int i_end = std::min(M, tile_end * MR);
-    for (int i = tile_begin * MR; i < i_end; i += kRowBlock) block(i, std::min(i_end, i + kRowBlock));
+    for (int i = tile_begin * MR; i < i_end; i += kRowBlock)
+      block(i, std::min(i_end, i + kRowBlock), 0, full_panels, true);
   };
-  if (static_cast<double>(M) * N * K >= kParallelWork) {
-    parallel_for(row_tiles, rows);
+  // Every row through full panels [p_begin, p_end) (and the edge columns with the last).
+  auto columns = [&](int p_begin, int p_end) {
+    if (packed_b) copy_panels(p_begin, p_end);
+    for (int i = 0; i < M; i += kRowBlock) block(i, std::min(M, i + kRowBlock), p_begin, p_end, p_end == full_panels);
+  };
+  // Every element of c is the same sum in the same order whichever thread
+  // computes it and whichever way the work is split: the same bits.
+  if (!parallel) {
+    rows(0, (M + MR - 1) / MR);
+  } else if (by_columns) {
+    // Each thread reads all of a and its own panels of b. Split by rows, a
+    // share of 256 rows (the wide FFN's backward, 256 x 256 x 1024) was cut in
+    // pieces of 36, each of which read the whole of b again: two threads were
+    // only 1.3x faster than one.
+    parallel_for(full_panels, columns);
   } else {
-    rows(0, row_tiles);
+    parallel_for((M + MR - 1) / MR, rows);
   }
 }
 

@@ -1,10 +1,14 @@
 // Microbenchmarks (Google Benchmark) of the hot ops at the standard workloads'
 // shapes. Built with -DSEQGRAD_MICROBENCH=ON, run by hand, never by the tests:
 //   build-bench/src/seqgrad_microbench --benchmark_min_time=0.2
+// SEQGRAD_BENCH_THREADS=2 runs the ops on two threads (the pool's split).
 #include <benchmark/benchmark.h>
 
 #include "autograd/kernels.h"
 #include "autograd/ops.h"
+#include "autograd/parallel.h"
+
+#include <cstdlib>
 
 namespace {
 
@@ -43,14 +47,26 @@ BENCHMARK(BM_Matmul)
     ->Args({64, 16, 64})
     ->Args({64, 64, 16})
     ->Args({256, 256, 256})
-    ->Args({32, 64, 64});
+    ->Args({32, 64, 64})
+    // transformer-wide's: QKV and O, the FFN's two layers, an FFN-backward block
+    ->Args({2048, 256, 256})
+    ->Args({2048, 256, 1024})
+    ->Args({2048, 1024, 256})
+    ->Args({256, 256, 1024})
+    ->Args({256, 1024, 256});
 
 // The backward pass's two variants: dW = X^T dY (tn, the long shared dimension
 // is the batch's tokens) and dX = dY W^T (nt).
 void BM_MatmulTN(benchmark::State& state) {
   time_product(state, [](auto... args) { ag::kernels::matmul_tn_acc(args...); });
 }
-BENCHMARK(BM_MatmulTN)->Args({64, 2048, 64})->Args({64, 2048, 256})->Args({256, 2048, 64});
+BENCHMARK(BM_MatmulTN)
+    ->Args({64, 2048, 64})
+    ->Args({64, 2048, 256})
+    ->Args({256, 2048, 64})
+    ->Args({256, 2048, 256})
+    ->Args({1024, 2048, 256})
+    ->Args({256, 2048, 1024});
 
 void BM_MatmulNT(benchmark::State& state) {
   time_product(state, [](auto... args) { ag::kernels::matmul_nt_acc(args...); });
@@ -139,4 +155,11 @@ BENCHMARK(BM_FeedForwardForwardBackward)->Arg(0)->Arg(1);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  if (const char* threads = std::getenv("SEQGRAD_BENCH_THREADS")) ag::set_num_threads(std::atoi(threads));
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

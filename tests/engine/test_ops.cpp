@@ -397,27 +397,40 @@ TEST_CASE("matmul_tn_acc with the longer side first: c^T computed and transposed
   }
 }
 
-TEST_CASE("products whose copies the threads share: the same bits from two threads as from one", "[kernels]") {
-  // a b with its panels of b packed, a b^T with b transposed first: both copies
-  // are cut between the threads from 64 Ki values (kernels.cpp, gemm_impl.h).
+TEST_CASE("products the threads share: the same bits from two threads as from one", "[kernels]") {
+  // a b with its panels of b packed, a b^T with b transposed first, a^T b with
+  // the rows of a packed: the copies are cut between the threads from 64 Ki
+  // values (kernels.cpp, gemm_impl.h). 300 rows share a product by its column
+  // panels (four of 64, then the ragged edge on the last), 1600 by its rows.
   namespace k = ag::kernels;
   ag::Rng rng(12);
-  const int M = 300, K = 260, N = 270;
-  std::vector<ag::Scalar> a(static_cast<std::size_t>(M) * K), b(static_cast<std::size_t>(K) * N);
-  for (auto* v : {&a, &b})
-    for (auto& x : *v) x = static_cast<ag::Scalar>(rng.normal());
-  std::vector<ag::Scalar> nn[2], nt[2];
-  for (const int threads : {1, 2}) {
-    ag::set_num_threads(threads);
-    nn[threads - 1].assign(static_cast<std::size_t>(M) * N, 0);
-    nt[threads - 1].assign(static_cast<std::size_t>(M) * N, 0);
-    k::matmul_acc(a.data(), b.data(), nn[threads - 1].data(), M, K, N);
-    k::matmul_nt_acc(a.data(), b.data(), nt[threads - 1].data(), M, K, N);  // b read as (N, K)
+  for (const Sizes3 sizes : {Sizes3{300, 260, 270}, {1600, 70, 130}}) {
+    const int M = sizes.a, K = sizes.b, N = sizes.c;
+    std::vector<ag::Scalar> a(static_cast<std::size_t>(M) * K), b(static_cast<std::size_t>(K) * N),
+        at(static_cast<std::size_t>(K) * M);
+    for (auto* v : {&a, &b, &at})
+      for (auto& x : *v) x = static_cast<ag::Scalar>(rng.normal());
+    std::vector<ag::Scalar> nn[2], nt[2], tn[2];
+    for (const int threads : {1, 2}) {
+      ag::set_num_threads(threads);
+      for (auto* c : {&nn[threads - 1], &nt[threads - 1], &tn[threads - 1]})
+        c->assign(static_cast<std::size_t>(M) * N, 0.25f);
+      k::matmul_acc(a.data(), b.data(), nn[threads - 1].data(), M, K, N);
+      k::matmul_nt_acc(a.data(), b.data(), nt[threads - 1].data(), M, K, N);  // b read as (N, K)
+      k::matmul_tn_acc(at.data(), b.data(), tn[threads - 1].data(), M, K, N);
+    }
+    ag::set_num_threads(1);
+    INFO(M << "x" << K << "x" << N);
+    CHECK(nn[0] == nn[1]);
+    CHECK(nt[0] == nt[1]);
+    CHECK(tn[0] == tn[1]);
+    // and a product it is: one element by the definition, to float's rounding
+    double sum = 0.25;
+    for (int q = 0; q < K; ++q)
+      sum +=
+          static_cast<double>(at[static_cast<std::size_t>(q) * M + M - 1]) * b[static_cast<std::size_t>(q) * N + N - 1];
+    CHECK(tn[1].back() == Approx(sum).margin(1e-3));
   }
-  ag::set_num_threads(1);
-  CHECK(nn[0] == nn[1]);
-  CHECK(nt[0] == nt[1]);
-  CHECK(std::any_of(nt[0].begin(), nt[0].end(), [](ag::Scalar x) { return x != 0; }));
 }
 
 TEST_CASE("kernels::transpose: every element in its place, at ragged sizes and out of a wider array", "[kernels]") {
