@@ -48,6 +48,10 @@ BENCHMARK(BM_Matmul)
     ->Args({64, 64, 16})
     ->Args({256, 256, 256})
     ->Args({32, 64, 64})
+    // the standard workload's attention, a block of 32 queries of a head of 16: scores, weights @ values
+    ->Args({32, 16, 64})
+    ->Args({32, 64, 16})
+    ->Args({32, 32, 16})
     // transformer-wide's: QKV and O, the FFN's two layers, an FFN-backward block
     ->Args({2048, 256, 256})
     ->Args({2048, 256, 1024})
