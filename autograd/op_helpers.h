@@ -2,6 +2,7 @@
 // of a tensor around one axis. Internal to the engine; not part of its interface.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,18 +30,19 @@ struct Broadcast {
 };
 Broadcast broadcast(const char* op, const Shape& a, const Shape& b);
 
-// Calls f(i, ia, ib) for every output element i and the operand elements it reads.
-// Within one row of `inner` elements no two calls touch the same element of
-// anything, so each row is one vectorisable loop.
+// Calls f(i, ia, ib) for every output element i and the operand elements it
+// reads, for the rows [o_begin, o_end) of `inner` elements. Within one row no
+// two calls touch the same element of anything, so each row is one
+// vectorisable loop.
 template <class F>
-inline void for_each_broadcast(const Broadcast& p, F&& f) {
+inline void for_each_broadcast_rows(const Broadcast& p, std::size_t o_begin, std::size_t o_end, F&& f) {
   if (p.a_full && p.b_full) {
-    const std::size_t n = p.outer * p.inner;
+    const std::size_t end = o_end * p.inner;
 #pragma omp simd
-    for (std::size_t i = 0; i < n; ++i) f(i, i, i);
+    for (std::size_t i = o_begin * p.inner; i < end; ++i) f(i, i, i);
     return;
   }
-  for (std::size_t o = 0; o < p.outer; ++o) {
+  for (std::size_t o = o_begin; o < o_end; ++o) {
     const std::size_t base = o * p.inner;
     if (p.a_full) {
 #pragma omp simd
@@ -53,6 +55,36 @@ inline void for_each_broadcast(const Broadcast& p, F&& f) {
       for (std::size_t j = 0; j < p.inner; ++j) f(base + j, j, j);
     }
   }
+}
+
+// The same for every row, on this thread.
+template <class F>
+inline void for_each_broadcast(const Broadcast& p, F&& f) {
+  for_each_broadcast_rows(p, 0, p.outer, f);
+}
+
+// Elements from which an element-wise loop is shared between the threads.
+constexpr std::size_t kParallelElements = 1 << 16;
+
+// fn(begin, end) over [0, n) in pieces of at least `piece`, shared between the
+// threads when the pieces hold kParallelElements values or more in all
+// (`per_item` values an item). For an fn whose items never write to the same place.
+void in_shared_pieces(std::size_t n, std::size_t per_item, const std::function<void(std::size_t, std::size_t)>& fn);
+
+// for_each_broadcast with the rows shared between the threads, for an f that
+// writes only output element i's own places (never a sum over the repeats):
+// every element is computed as on one thread, the same bits.
+template <class F>
+inline void for_each_broadcast_shared(const Broadcast& p, F&& f) {
+  if (p.a_full && p.b_full) {  // one row of them all: runs of it
+    in_shared_pieces(p.inner, 1, [&](std::size_t begin, std::size_t end) {
+#pragma omp simd
+      for (std::size_t i = begin; i < end; ++i) f(i, i, i);
+    });
+    return;
+  }
+  in_shared_pieces(p.outer, p.inner,
+                   [&](std::size_t begin, std::size_t end) { for_each_broadcast_rows(p, begin, end, f); });
 }
 
 // One element of a contribution: stored when `write`, else added.

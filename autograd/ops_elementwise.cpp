@@ -10,6 +10,7 @@
 namespace ag::inline AG_PRECISION {
 
 using detail::for_each_broadcast;
+using detail::for_each_broadcast_shared;
 
 namespace {
 
@@ -27,7 +28,9 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
   const Scalar* pa = a.data().data();
   const Scalar* pb = b.data().data();
   Scalar* po = out.data().data();
-  for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) { po[i] = forward(pa[ia], pb[ib]); });
+  // (shared between the threads: each element is its own, and the same on any thread)
+  for_each_broadcast_shared(plan,
+                            [&](std::size_t i, std::size_t ia, std::size_t ib) { po[i] = forward(pa[ia], pb[ib]); });
   if (out.records()) {
     out.set_backward([plan, an = a.node(), bn = b.node(), on = out.node(), da, db, da_is_g] {
       const Scalar* g = on->grad.data();
@@ -39,7 +42,7 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
       } else if (plan.a_full) {
         const GradTarget dpa = grad_target(*an);
         if (dpa.data) {
-          for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
+          for_each_broadcast_shared(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
             detail::put(dpa.data[ia], da(pa[ia], pb[ib], g[i]), dpa);
           });
         }
@@ -50,7 +53,7 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
       if (plan.b_full) {
         const GradTarget dpb = grad_target(*bn);
         if (dpb.data) {
-          for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
+          for_each_broadcast_shared(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
             detail::put(dpb.data[ib], db(pa[ia], pb[ib], g[i]), dpb);
           });
         }
@@ -70,16 +73,19 @@ Tensor unary(const char* op, const Tensor& x, F forward, DF derivative) {
   Tensor out = Tensor::make_result(op, x.shape(), {&x}, Fill::uninitialized);
   const Scalar* px = x.data().data();
   Scalar* py = out.data().data();
-  const std::size_t n = x.numel();
+  detail::in_shared_pieces(x.numel(), 1, [&](std::size_t begin, std::size_t end) {
 #pragma omp simd
-  for (std::size_t i = 0; i < n; ++i) py[i] = forward(px[i]);
+    for (std::size_t i = begin; i < end; ++i) py[i] = forward(px[i]);
+  });
   if (out.records()) {
     out.set_backward([xn = x.node(), yn = out.node(), derivative] {
       const std::size_t n = xn->data.size();
       const Scalar *px = xn->data.data(), *py = yn->data.data(), *dy = yn->grad.data();
       const GradTarget dx = grad_target(*xn);
+      detail::in_shared_pieces(n, 1, [&](std::size_t begin, std::size_t end) {
 #pragma omp simd
-      for (std::size_t i = 0; i < n; ++i) detail::put(dx.data[i], derivative(px[i], py[i]) * dy[i], dx);
+        for (std::size_t i = begin; i < end; ++i) detail::put(dx.data[i], derivative(px[i], py[i]) * dy[i], dx);
+      });
     });
   }
   return out;

@@ -231,6 +231,41 @@ TEST_CASE("a bias's gradient, the column sums: rows added one after the other, e
   }
 }
 
+TEST_CASE("element-wise ops shared by two threads: the same bits as one, broadcast operands summed in order", "[ops]") {
+  // 300 x 260 values (from 64 Ki on, the threads share the rows, or runs of
+  // one flat row): x * y + z with y a row broadcast over the rows, then tanh,
+  // so the forward, a full operand's gradient, a broadcast one's (a sum over
+  // the rows, kept on one thread) and a unary op's all run.
+  ag::Rng rng(44);
+  const auto values = [&](std::size_t n) {
+    std::vector<ag::Scalar> v(n);
+    for (auto& e : v) e = static_cast<ag::Scalar>(rng.normal());
+    return v;
+  };
+  const auto xs = values(300 * 260), ys = values(260), zs = values(300 * 260);
+  std::vector<ag::Scalar> out[2], dx[2], dy[2], dz[2];
+  for (const int threads : {1, 2}) {
+    ag::set_num_threads(threads);
+    Tensor x = param({300, 260}, xs), y = param({260}, ys), z = param({300, 260}, zs);
+    Tensor o = ag::tanh(x * y + z);
+    ag::sum(o * o).backward();
+    out[threads - 1] = o.data();
+    dx[threads - 1] = x.grad();
+    dy[threads - 1] = y.grad();
+    dz[threads - 1] = z.grad();
+  }
+  ag::set_num_threads(1);
+  CHECK(out[0] == out[1]);
+  CHECK(dx[0] == dx[1]);
+  CHECK(dy[0] == dy[1]);
+  CHECK(dz[0] == dz[1]);
+  // and the values the ops say: the last element, and its share of dz
+  const std::size_t last = 300 * 260 - 1;
+  const double want = std::tanh(static_cast<double>(xs[last]) * ys[259] + zs[last]);
+  CHECK(out[1][last] == Approx(want).margin(1e-5));
+  CHECK(dz[1][last] == Approx(2 * want * (1 - want * want)).margin(1e-4));
+}
+
 TEST_CASE("cross-entropy: log V for uniform logits, ignore_index skipped", "[ops][nn]") {
   Tensor logits = param({3, 4}, std::vector<ag::Scalar>(12, 0.5));
   CHECK(ag::cross_entropy(logits, {0, 3, 1}).item() == near(std::log(4.0)));
