@@ -184,9 +184,11 @@ TEST_CASE("eight causal softmax rows at once: the bits of softmax_row, row by ro
 
 TEST_CASE("layer norm eight rows at a time: the bits of one row at a time, forward and backward", "[ops][nn]") {
   // 19 rows: two groups of eight, then three alone; C = 24 (whole lanes) and C = 13 (a ragged end: row by row).
-  // 300 x 264 (from 64 Ki values): on two threads, y and dx by rows, dgamma and dbeta by columns (four of 64, then 8).
+  // 300 x 264 (from 64 Ki values): on two threads, y and dx by rows, dgamma and dbeta by columns (four of 64, then 8);
+  // 1100 x 72, narrower than 128: the columns in pieces of 16, then 8.
   ag::Rng rng(41);
-  const std::tuple<std::size_t, std::size_t, int> cases[] = {{19, 24, 1}, {19, 13, 1}, {300, 264, 1}, {300, 264, 2}};
+  const std::tuple<std::size_t, std::size_t, int> cases[] = {{19, 24, 1},   {19, 13, 1},   {300, 264, 1},
+                                                             {300, 264, 2}, {1100, 72, 1}, {1100, 72, 2}};
   for (const auto& [rows, C, threads] : cases) {
     ag::set_num_threads(threads);
     std::vector<ag::Scalar> x(rows * C), g(rows * C), gamma(C), beta(C);
@@ -215,9 +217,11 @@ TEST_CASE("layer norm eight rows at a time: the bits of one row at a time, forwa
 }
 
 TEST_CASE("a bias's gradient, the column sums: rows added one after the other, eight at a time or alone", "[ops][nn]") {
-  // 300 x 260 (from 64 Ki values) on two threads: the columns in pieces of 64, then 4
+  // 300 x 260 (from 64 Ki values) on two threads: the columns in pieces of 64, then 4; 1100 x 72 in pieces of 16, then
+  // 8
   ag::Rng rng(43);
-  const std::tuple<int, int, int> cases[] = {{1, 11, 1}, {8, 11, 1}, {19, 11, 1}, {300, 260, 1}, {300, 260, 2}};
+  const std::tuple<int, int, int> cases[] = {{1, 11, 1},    {8, 11, 1},    {19, 11, 1},  {300, 260, 1},
+                                             {300, 260, 2}, {1100, 72, 1}, {1100, 72, 2}};
   for (const auto& [M, N, threads] : cases) {
     std::vector<ag::Scalar> dy(static_cast<std::size_t>(M) * N), db(N, 0.5), by_row(N, 0.5);
     for (auto& v : dy) v = static_cast<ag::Scalar>(rng.normal() * 3);
