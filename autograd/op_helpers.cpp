@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "autograd/parallel.h"
-
 namespace ag::inline AG_PRECISION::detail {
 
 int normalize_axis(const char* op, int axis, int ndim) {
@@ -47,15 +45,6 @@ Broadcast broadcast(const char* op, const Shape& a, const Shape& b) {
   }
   p.outer = p.inner ? numel(p.out) / p.inner : 0;
   return p;
-}
-
-void in_shared_pieces(std::size_t n, std::size_t per_item, const std::function<void(std::size_t, std::size_t)>& fn) {
-  if (n * per_item < kParallelElements || num_threads() == 1 || n < 2) return fn(0, n);
-  constexpr std::size_t kPieceValues =
-      4096;  // a piece's values at least: the cost of handing it out is nothing beside them
-  const std::size_t piece = std::max<std::size_t>(1, kPieceValues / std::max<std::size_t>(1, per_item));
-  parallel_for(static_cast<int>((n + piece - 1) / piece),
-               [&](int begin, int end) { fn(begin * piece, std::min(n, end * piece)); });
 }
 
 AxisSplit split_at(const Shape& shape, int axis) {

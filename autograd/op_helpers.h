@@ -2,11 +2,13 @@
 // of a tensor around one axis. Internal to the engine; not part of its interface.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "autograd/parallel.h"
 #include "autograd/tensor.h"
 
 namespace ag::inline AG_PRECISION::detail {
@@ -63,13 +65,14 @@ inline void for_each_broadcast(const Broadcast& p, F&& f) {
   for_each_broadcast_rows(p, 0, p.outer, f);
 }
 
-// Elements from which an element-wise loop is shared between the threads.
-constexpr std::size_t kParallelElements = 1 << 16;
-
-// fn(begin, end) over [0, n) in pieces of at least `piece`, shared between the
-// threads when the pieces hold kParallelElements values or more in all
-// (`per_item` values an item). For an fn whose items never write to the same place.
-void in_shared_pieces(std::size_t n, std::size_t per_item, const std::function<void(std::size_t, std::size_t)>& fn);
+// fn(begin, end) over [0, n) items of `per_item` values each, shared between
+// the threads in pieces of 4096 values or more when there are 64 Ki values in
+// all (parallel_pieces). For an fn whose items never write to the same place.
+inline void in_shared_pieces(std::size_t n, std::size_t per_item,
+                             const std::function<void(std::size_t, std::size_t)>& fn) {
+  constexpr std::size_t kPieceValues = 4096;  // handing out a piece costs nothing beside this many values
+  parallel_pieces(n, std::max<std::size_t>(1, kPieceValues / std::max<std::size_t>(1, per_item)), n * per_item, fn);
+}
 
 // for_each_broadcast with the rows shared between the threads, for an f that
 // writes only output element i's own places (never a sum over the repeats):

@@ -148,4 +148,12 @@ void parallel_for(int n, const std::function<void(int, int)>& fn) {
   pool()->run(n, fn);
 }
 
+void parallel_pieces(std::size_t n, std::size_t piece, std::size_t values,
+                     const std::function<void(std::size_t, std::size_t)>& fn) {
+  constexpr std::size_t kParallelValues = 1 << 16;
+  if (values < kParallelValues || n <= piece || pool()->size() == 1) return fn(0, n);
+  parallel_for(static_cast<int>((n + piece - 1) / piece),
+               [&](int begin, int end) { fn(begin * piece, std::min(n, end * piece)); });
+}
+
 }  // namespace ag

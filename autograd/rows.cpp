@@ -227,28 +227,20 @@ void layer_norm_backward_group(const Scalar* x, const Scalar* g, const Scalar* g
   }
 }
 
-// A matrix's rows (or columns) go to the threads in pieces once it has this many values. Each row's values, and
-// each column's sum over the rows in order, come out the same whichever thread makes them.
-constexpr std::size_t kParallelRows = 1 << 16;
+// A matrix's rows (or columns) go to the threads in pieces once it has 64 Ki values (parallel_pieces). Each row's
+// values, and each column's sum over the rows in order, come out the same whichever thread makes them.
 constexpr std::size_t kColumnPiece = 64;        // columns a piece: whole vectors, and a few pieces a thread at 256
 constexpr std::size_t kNarrowColumnPiece = 16;  // columns a piece of fewer than 128
 
-// fn(begin, end) over [0, n) in pieces of `piece`, on the threads when the work touches `values` values or more.
-void in_pieces(std::size_t n, std::size_t piece, std::size_t values,
-               const std::function<void(std::size_t, std::size_t)>& fn) {
-  if (values < kParallelRows || n <= piece) return fn(0, n);
-  parallel_for(static_cast<int>((n + piece - 1) / piece),
-               [&](int begin, int end) { fn(begin * piece, std::min(n, end * piece)); });
-}
 // A matrix's rows [0, rows) cut at multiples of kLanes; its columns [0, N) in pieces of kColumnPiece.
 void by_rows(std::size_t rows, std::size_t C, const std::function<void(std::size_t, std::size_t)>& fn) {
-  in_pieces(rows, kLanes, rows * C, fn);
+  parallel_pieces(rows, kLanes, rows * C, fn);
 }
 void by_columns(std::size_t rows, std::size_t N, const std::function<void(std::size_t, std::size_t)>& fn) {
   // Narrow matrices in pieces of one 512-bit vector (a d_model of 64 was one
   // piece, on the calling thread alone: dgamma and dbeta were 1% of a
   // two-thread transformer step's samples, with the other thread waiting).
-  in_pieces(N, N >= 2 * kColumnPiece ? kColumnPiece : kNarrowColumnPiece, rows * N, fn);
+  parallel_pieces(N, N >= 2 * kColumnPiece ? kColumnPiece : kNarrowColumnPiece, rows * N, fn);
 }
 
 // Columns [c0, c1) of R rows (row stride C) of g added into dgamma (times xhat) and dbeta, the rows one after the
