@@ -314,9 +314,11 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
     // Split by columns, each thread copies its own panels as it comes to them
     // (below). Else the threads copy them together when there is enough to
     // copy: one thread alone spent 3% of a wide step here while the others waited.
-    if (!by_columns && parallel && static_cast<double>(full_panels) * K * NR >= kParallelCopy) {
+    if (by_columns) {
+      // (copied in `columns` below)
+    } else if (parallel && static_cast<double>(full_panels) * K * NR >= kParallelCopy) {
       parallel_for(full_panels, copy_panels);
-    } else if (!by_columns) {
+    } else {
       copy_panels(0, full_panels);
     }
   }

@@ -79,15 +79,10 @@ inline void in_shared_pieces(std::size_t n, std::size_t per_item,
 // every element is computed as on one thread, the same bits.
 template <class F>
 inline void for_each_broadcast_shared(const Broadcast& p, F&& f) {
-  if (p.a_full && p.b_full) {  // one row of them all: runs of it
-    in_shared_pieces(p.inner, 1, [&](std::size_t begin, std::size_t end) {
-#pragma omp simd
-      for (std::size_t i = begin; i < end; ++i) f(i, i, i);
-    });
-    return;
-  }
-  in_shared_pieces(p.outer, p.inner,
-                   [&](std::size_t begin, std::size_t end) { for_each_broadcast_rows(p, begin, end, f); });
+  Broadcast rows = p;
+  if (p.a_full && p.b_full) rows.outer *= rows.inner, rows.inner = 1;  // one flat run, which may be cut anywhere
+  in_shared_pieces(rows.outer, rows.inner,
+                   [&](std::size_t begin, std::size_t end) { for_each_broadcast_rows(rows, begin, end, f); });
 }
 
 // One element of a contribution: stored when `write`, else added.

@@ -8,6 +8,7 @@
 #include "autograd/ops.h"
 #include "autograd/parallel.h"
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace {
@@ -160,7 +161,14 @@ BENCHMARK(BM_FeedForwardForwardBackward)->Arg(0)->Arg(1);
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (const char* threads = std::getenv("SEQGRAD_BENCH_THREADS")) ag::set_num_threads(std::atoi(threads));
+  if (const char* threads = std::getenv("SEQGRAD_BENCH_THREADS")) {
+    const int n = std::atoi(threads);
+    if (n < 1 || n > 256) {
+      std::fprintf(stderr, "SEQGRAD_BENCH_THREADS: expected 1 to 256 threads, got '%s'\n", threads);
+      return 1;
+    }
+    ag::set_num_threads(n);
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
