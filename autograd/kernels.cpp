@@ -50,6 +50,12 @@ std::atomic<bool> g_timing{false};
 // The shared dimension from which matmul_tn_acc may compute the transpose of
 // its product (see there): M x N copies cost little against M x N x K multiply-adds.
 constexpr int kTransposedDepth = 512;
+// Columns of b from which it computes the product directly all the same: the
+// wide FFN's dW2, 1024 x 2048 x 256, ran at 157-165 GFLOP/s transposed and
+// 175-177 direct in the step (AVX-512), and the generic build's kernel alone
+// at 78-89 against 88-97; 256 x 2048 x 64 was slower direct there (92-94
+// against 96-102), so the narrower ones stay transposed.
+constexpr int kDirectColumns = 256;
 
 std::atomic<std::uint64_t> g_thread_ns{0};
 
@@ -198,12 +204,15 @@ void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar
 
 void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite) {
   // The kernel reads a^T down the columns of a, M values apart: when M is the
-  // longer side (an FFN's dW2, 1024 x 2048 x 256), those reads fall on few
-  // sets of the L1 cache and the product ran at two thirds of its speed. Then
-  // it computes c^T = b^T @ a instead, whose strided reads are N apart, and
-  // transposes that into c. Each element is the same sum in the same order
-  // (x * y and y * x are the same bits), so the result is too.
-  if (M <= N || K < kTransposedDepth) {
+  // longer side (256 x 2048 x 64, a weight gradient of the standard
+  // transformer), those reads fall on few sets of the L1 cache and the product
+  // ran at two thirds of its speed. Then it computes c^T = b^T @ a instead,
+  // whose strided reads are N apart, and transposes that into c. Each element
+  // is the same sum in the same order (x * y and y * x are the same bits), so
+  // the result is too. From kDirectColumns columns of b, both builds of the
+  // kernel copy a^T into tiles first (see pack_tiles), read in order, and the
+  // direct product is faster.
+  if (M <= N || K < kTransposedDepth || N >= kDirectColumns) {
     gemm_dispatch(a, 1, M, b, N, c, N, M, K, N, {.overwrite = overwrite});
     return;
   }

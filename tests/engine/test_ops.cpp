@@ -406,13 +406,14 @@ TEST_CASE("the fast matmul kernels equal the plain triple loops at ragged sizes"
 
 TEST_CASE("matmul_tn_acc with the longer side first: c^T computed and transposed, the same bits as a^T @ b",
           "[kernels]") {
-  // From a shared dimension of 512 on, a^T @ b with M > N is computed as
-  // (b^T @ a)^T (kernels.cpp); the general strided entry still runs a^T @ b
-  // as it stands. Ragged sizes put elements in tiles on one side and in the
-  // edge loop on the other: the sums must match to the bit all the same.
+  // From a shared dimension of 512 on, a^T @ b with M > N and N < 256 is
+  // computed as (b^T @ a)^T (kernels.cpp), and from N = 256 directly; the
+  // general strided entry always runs a^T @ b as it stands. Ragged sizes put
+  // elements in tiles on one side and in the edge loop on the other: the sums
+  // must match to the bit all the same.
   namespace k = ag::kernels;
   ag::Rng rng(11);
-  for (const Sizes3 sizes : {Sizes3{70, 600, 33}, {130, 513, 64}, {257, 1024, 256}}) {
+  for (const Sizes3 sizes : {Sizes3{70, 600, 33}, {130, 513, 64}, {300, 1024, 200}, {257, 1024, 256}}) {
     const int M = sizes.a, K = sizes.b, N = sizes.c;
     const auto sz = [](int a, int b) { return static_cast<std::size_t>(a) * static_cast<std::size_t>(b); };
     std::vector<ag::Scalar> at(sz(K, M)), b(sz(K, N));
