@@ -61,22 +61,27 @@ void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, 
   const int block = std::min(M, kBlockRows);
   std::shared_ptr<std::vector<Scalar>> dhidden = detail::take_scratch(static_cast<std::size_t>(block) * F);
   Scalar* dh = dhidden->data();
-  // w2^T and w1^T, made once for all the blocks
+  // w2^T and w1^T, made once for all the blocks, and the kernel's copy of
+  // their panels too (each block's product copied them again: 2 MiB a block,
+  // 16 MiB a layer of the wide workload)
   std::shared_ptr<std::vector<Scalar>> w2t = detail::take_scratch(static_cast<std::size_t>(N) * F), w1t;
+  thread_local kernels::PackedPanels w2t_panels, w1t_panels;
   kernels::transpose(w2, N, w2t->data(), F, N);
+  kernels::pack_panels(w2t->data(), F, N, F, w2t_panels);
   if (dx.data) {
     w1t = detail::take_scratch(static_cast<std::size_t>(F) * C);
     kernels::transpose(w1, F, w1t->data(), C, F);
+    kernels::pack_panels(w1t->data(), C, F, C, w1t_panels);
   }
   for (int r0 = 0; r0 < M; r0 += block) {
     const int rows = std::min(block, M - r0);
     const auto rows_of = [r0](const Scalar* p, int width) { return p + static_cast<std::size_t>(r0) * width; };
-    kernels::matmul_strided_acc({rows_of(dy, N), N, 1}, {w2t->data(), F, false}, {dh, F, true}, rows, N, F,
-                                /*gate=*/rows_of(hidden, F));
+    kernels::matmul_strided_acc({rows_of(dy, N), N, 1}, {w2t->data(), F, false, w2t_panels.panels}, {dh, F, true}, rows,
+                                N, F, /*gate=*/rows_of(hidden, F));
     if (dw1.data) kernels::matmul_tn_acc(rows_of(x, C), dh, dw1.data, C, rows, F, /*overwrite=*/!dw1.add && r0 == 0);
     if (db1_sum) detail::add_column_sums(dh, db1_sum, rows, F);
     if (dx.data) {
-      kernels::matmul_strided_acc({dh, F, 1}, {w1t->data(), C, false},
+      kernels::matmul_strided_acc({dh, F, 1}, {w1t->data(), C, false, w1t_panels.panels},
                                   {dx.data + static_cast<std::size_t>(r0) * C, C, !dx.add}, rows, F, C);
     }
   }

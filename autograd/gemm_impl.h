@@ -285,10 +285,29 @@ inline RowsOfA pack_rows(const Scalar* a, long a_cs, int K, int i_begin, int i_e
   return {to, K, 1, MR, i_begin};
 }
 
+// Full panels [p_begin, p_end) of b (K x NR each, its rows side by side) copied into `to`, one after the other.
+inline void copy_full_panels(const Scalar* b, long ldb, int K, int p_begin, int p_end, Scalar* to) {
+  for (int p = p_begin; p < p_end; ++p)
+    for (int k = 0; k < K; ++k)
+      __builtin_memcpy(to + (static_cast<long>(p) * K + k) * NR, b + static_cast<long>(k) * ldb + p * NR,
+                       NR * sizeof(Scalar));  // (inline moves: std::copy_n called memmove for each row)
+}
+
+// All the full panels of b (K, N) copied as gemm copies them, into storage
+// (aligned as gemm's own copy): returns where they start, or null when b has none.
+inline const Scalar* copy_all_panels(const Scalar* b, long ldb, int K, int N, std::vector<Scalar>& storage) {
+  const int full_panels = N / NR;
+  if (full_panels == 0) return nullptr;
+  Scalar* to = aligned_scratch(storage, static_cast<std::size_t>(full_panels) * K * NR);
+  copy_full_panels(b, ldb, K, 0, full_panels, to);
+  return to;
+}
+
 // c (M, N, rows ldc apart) += a (M, K, read through strides) @ b (K, N, rows ldb apart),
 // each element finished by the epilogue e on its way to c (see kernels.h).
+// `panels`, when given, is b's full panels as copy_all_panels copied them.
 inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
-                 int N, const Epilogue& e) {
+                 int N, const Epilogue& e, const Scalar* panels = nullptr) {
   // Rows of c in tiles of MR, in blocks of kRowBlock rows; each block walks
   // the column panels of b, so a K x NR panel stays in the L1 cache while the
   // block's row tiles pass over it.
@@ -305,18 +324,15 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   // of c, or, when there are too few rows for every thread's share to be a
   // whole block of them, by column panels.
   const bool by_columns = parallel && M < kColumnSplitRows * num_threads() && full_panels >= num_threads();
-  Scalar* packed_b = nullptr;
-  // Copies full panels [p_begin, p_end) of b into packed_b.
-  auto copy_panels = [&](int p_begin, int p_end) {
-    for (int p = p_begin; p < p_end; ++p)
-      for (int k = 0; k < K; ++k)
-        __builtin_memcpy(packed_b + (static_cast<long>(p) * K + k) * NR, b + static_cast<long>(k) * ldb + p * NR,
-                         NR * sizeof(Scalar));  // (inline moves: std::copy_n called memmove for each row)
-  };
-  if (full_panels > 0 && ldb != NR && M >= kPackRows) {
+  // A b that many products read comes with its panels copied once (`panels`).
+  const Scalar* packed_b = full_panels > 0 ? panels : nullptr;
+  Scalar* copy_to = nullptr;  // where this product copies them, if it does
+  // Copies full panels [p_begin, p_end) of b into copy_to.
+  auto copy_panels = [&](int p_begin, int p_end) { copy_full_panels(b, ldb, K, p_begin, p_end, copy_to); };
+  if (!packed_b && full_panels > 0 && ldb != NR && M >= kPackRows) {
     // (the caller's buffer: inside a chunk, `packed` is the worker's own)
     thread_local std::vector<Scalar> packed;
-    packed_b = aligned_scratch(packed, static_cast<std::size_t>(full_panels) * K * NR);
+    packed_b = copy_to = aligned_scratch(packed, static_cast<std::size_t>(full_panels) * K * NR);
     // Split by columns, each thread copies its own panels as it comes to them
     // (below). Else the threads copy them together when there is enough to
     // copy: one thread alone spent 3% of a wide step here while the others waited.
@@ -440,7 +456,7 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   };
   // Every row through full panels [p_begin, p_end) (and the edge columns with the last).
   auto columns = [&](int p_begin, int p_end) {
-    if (packed_b) copy_panels(p_begin, p_end);
+    if (copy_to) copy_panels(p_begin, p_end);
     for (int i = 0; i < M; i += kRowBlock) block(i, std::min(M, i + kRowBlock), p_begin, p_end, p_end == full_panels);
   };
   // Every element of c is the same sum in the same order whichever thread

@@ -38,11 +38,11 @@ bool use_avx512() {
 // when the project's target has FMA too (x86-64-v3, the Makefile's choice on
 // such CPUs); a build without it rounds each product on its own.
 void gemm_run(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
-              int N, const Epilogue& e) {
+              int N, const Epilogue& e, const Scalar* panels = nullptr) {
 #ifdef SEQGRAD_AVX512_KERNEL
-  if (use_avx512()) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e);
+  if (use_avx512()) return gemm_avx512(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e, panels);
 #endif
-  gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e);
+  gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e, panels);
 }
 
 std::atomic<bool> g_timing{false};
@@ -76,8 +76,8 @@ void counted(int M, int K, int N, Product product) {
 }
 
 void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
-                   int N, const Epilogue& e = {}) {
-  counted(M, K, N, [&] { gemm_run(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e); });
+                   int N, const Epilogue& e = {}, const Scalar* panels = nullptr) {
+  counted(M, K, N, [&] { gemm_run(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e, panels); });
 }
 
 }  // namespace
@@ -236,7 +236,7 @@ void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, in
 void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N, const Scalar* gate) {
   const Epilogue e{.overwrite = c.overwrite, .gate = gate, .ldg = c.row_stride};
   if (!b.transposed) {
-    gemm_dispatch(a.data, a.row_stride, a.col_stride, b.data, b.row_stride, c.data, c.row_stride, M, K, N, e);
+    gemm_dispatch(a.data, a.row_stride, a.col_stride, b.data, b.row_stride, c.data, c.row_stride, M, K, N, e, b.panels);
     return;
   }
   // b^T is needed row-major: transpose b (N, K) into a scratch (K, N) kept
@@ -248,6 +248,16 @@ void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N, const
     transpose_shared<false>(b.data, b.row_stride, bt.data(), N, K);
     gemm_run(a.data, a.row_stride, a.col_stride, bt.data(), N, c.data, c.row_stride, M, K, N, e);
   });
+}
+
+void pack_panels(const Scalar* b, long ldb, int K, int N, PackedPanels& out) {
+#ifdef SEQGRAD_AVX512_KERNEL
+  if (use_avx512()) {
+    out.panels = pack_panels_avx512(b, ldb, K, N, out.storage);
+    return;
+  }
+#endif
+  out.panels = copy_all_panels(b, ldb, K, N, out.storage);
 }
 
 void prefetch(const Scalar* x, long ld, int rows, int cols, bool for_writing) {

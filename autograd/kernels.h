@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "autograd/scalar.h"
 
@@ -52,6 +53,7 @@ struct BView {
   const Scalar* data;
   long row_stride;
   bool transposed;
+  const Scalar* panels = nullptr;  // b's full panels from pack_panels (not transposed), or none
 };
 struct View {
   Scalar* data;
@@ -59,6 +61,18 @@ struct View {
   bool overwrite = false;  // c = A @ B instead of c += A @ B (c need not be zeroed)
 };
 void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N, const Scalar* gate = nullptr);
+
+// The full column panels of b (K, N, rows ldb apart), copied once into the
+// layout the matmul kernel reads, for a b that many products read (the FFN
+// backward's w2^T and w1^T, once for every block of rows): give `panels` in
+// a BView of the same b, which must outlive them (the columns past the last
+// full panel are read from b). A product copies them itself otherwise, every
+// time. Made for the kernel this CPU runs; the same values, the same bits.
+struct PackedPanels {
+  std::vector<Scalar> storage;
+  const Scalar* panels = nullptr;
+};
+void pack_panels(const Scalar* b, long ldb, int K, int N, PackedPanels& out);
 
 // xt (cols, rows) = the transpose of x (rows, cols), whose rows are ld apart:
 // for a product that wants its operand the other way round, made once and reused.
@@ -78,7 +92,8 @@ void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M,
 #ifdef SEQGRAD_AVX512_KERNEL
 // c += a @ b through strides, built for AVX-512 (kernels_avx512.cpp); called only when the CPU has it.
 void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
-                 int N, const Epilogue& e);
+                 int N, const Epilogue& e, const Scalar* panels);
+const Scalar* pack_panels_avx512(const Scalar* b, long ldb, int K, int N, std::vector<Scalar>& storage);
 double fma_loop_avx512(long rounds);
 #endif
 

@@ -10,8 +10,12 @@
 namespace ag::inline AG_PRECISION::kernels {
 
 void gemm_avx512(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
-                 int N, const Epilogue& e) {
-  gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e);
+                 int N, const Epilogue& e, const Scalar* panels) {
+  gemm(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e, panels);
+}
+
+const Scalar* pack_panels_avx512(const Scalar* b, long ldb, int K, int N, std::vector<Scalar>& storage) {
+  return copy_all_panels(b, ldb, K, N, storage);
 }
 
 double fma_loop_avx512(long rounds) { return fma_rounds(rounds); }

@@ -473,6 +473,40 @@ TEST_CASE("products the threads share: the same bits from two threads as from on
   }
 }
 
+TEST_CASE("a product given b's panels copied once: the same bits as one that copies them itself", "[kernels]") {
+  // pack_panels makes the copy a product of 128 rows or more makes of b's
+  // full panels; given it, a product reads it instead, and the columns past
+  // the last full panel from b. 40 rows would not copy b at all, 300 share the
+  // product by columns on two threads, 1600 by rows; 200 columns leave an
+  // edge whatever the kernel's panel (16 or 64 floats); the gate is ReLU's backward.
+  namespace k = ag::kernels;
+  ag::Rng rng(13);
+  for (const Sizes3 sizes : {Sizes3{40, 90, 200}, {300, 260, 200}, {1600, 70, 200}}) {
+    const int M = sizes.a, K = sizes.b, N = sizes.c;
+    std::vector<ag::Scalar> a(static_cast<std::size_t>(M) * K), b(static_cast<std::size_t>(K) * N),
+        gate(static_cast<std::size_t>(M) * N);
+    for (auto* v : {&a, &b, &gate})
+      for (auto& x : *v) x = static_cast<ag::Scalar>(rng.normal());
+    k::PackedPanels panels;
+    k::pack_panels(b.data(), N, K, N, panels);
+    REQUIRE(panels.panels != nullptr);
+    for (const bool gated : {false, true}) {
+      const ag::Scalar* g = gated ? gate.data() : nullptr;
+      std::vector<ag::Scalar> copying(static_cast<std::size_t>(M) * N, 0.25f);
+      k::matmul_strided_acc({a.data(), K, 1}, {b.data(), N, false}, {copying.data(), N, false}, M, K, N, g);
+      for (const int threads : {1, 2}) {
+        ag::set_num_threads(threads);
+        std::vector<ag::Scalar> given(static_cast<std::size_t>(M) * N, 0.25f);
+        k::matmul_strided_acc({a.data(), K, 1}, {b.data(), N, false, panels.panels}, {given.data(), N, false}, M, K, N,
+                              g);
+        ag::set_num_threads(1);
+        INFO(M << "x" << K << "x" << N << ", gated " << gated << ", threads " << threads);
+        CHECK(given == copying);
+      }
+    }
+  }
+}
+
 TEST_CASE("kernels::transpose: every element in its place, at ragged sizes and out of a wider array", "[kernels]") {
   // 8 x 8 blocks in registers, then the ragged edges one by one: sizes on both sides of the blocks
   for (const Sizes3 sizes :
