@@ -12,7 +12,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -59,11 +62,22 @@ constexpr int kDirectColumns = 256;
 
 std::atomic<std::uint64_t> g_thread_ns{0};
 
+// The rows of product_shapes (stats.h), by kind and shape.
+std::atomic<bool> g_shape_timing{false};
+struct Shapes {
+  std::mutex mutex;
+  std::map<std::tuple<const char*, int, int, int>, ProductShape> rows;
+};
+Shapes& shapes() {
+  static Shapes s;
+  return s;
+}
+
 // Runs `product`, a matrix product of M N K multiply-adds (with whatever
-// copies it makes of its operands), counted in matmul_flops and, when timing
-// is on, in the threads' seconds in products.
+// copies it makes of its operands) of the given kind, counted in matmul_flops
+// and, when timing is on, in the threads' seconds in products (and by shape).
 template <class Product>
-void counted(int M, int K, int N, Product product) {
+void counted(const char* kind, int M, int K, int N, Product product) {
   const double work = static_cast<double>(M) * N * K;
   matmul_flops() += 2ULL * static_cast<std::uint64_t>(work);
   if (!g_timing.load(std::memory_order_relaxed)) return product();
@@ -73,11 +87,18 @@ void counted(int M, int K, int N, Product product) {
   // The threads that worked on it: gemm splits a large product between them, unless it runs inside a chunk already.
   const int width = work >= kParallelWork && !inside_parallel_chunk() ? num_threads() : 1;
   g_thread_ns += static_cast<std::uint64_t>(ns) * static_cast<std::uint64_t>(width);
+  if (!g_shape_timing.load(std::memory_order_relaxed)) return;
+  Shapes& s = shapes();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  ProductShape& row = s.rows[{kind, M, K, N}];
+  if (row.calls == 0) row = {kind, M, K, N};
+  row.calls += 1;
+  row.thread_seconds += static_cast<double>(ns) * 1e-9 * width;
 }
 
-void gemm_dispatch(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c, long ldc, int M, int K,
-                   int N, const Epilogue& e = {}, const Scalar* panels = nullptr) {
-  counted(M, K, N, [&] { gemm_run(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e, panels); });
+void gemm_dispatch(const char* kind, const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ldb, Scalar* c,
+                   long ldc, int M, int K, int N, const Epilogue& e = {}, const Scalar* panels = nullptr) {
+  counted(kind, M, K, N, [&] { gemm_run(a, a_rs, a_cs, b, ldb, c, ldc, M, K, N, e, panels); });
 }
 
 }  // namespace
@@ -195,11 +216,11 @@ std::atomic<std::uint64_t>& matmul_flops() {
 }
 
 void matmul_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite) {
-  gemm_dispatch(a, K, 1, b, N, c, N, M, K, N, {.overwrite = overwrite});
+  gemm_dispatch("a b", a, K, 1, b, N, c, N, M, K, N, {.overwrite = overwrite});
 }
 
 void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N, bool relu) {
-  gemm_dispatch(x, K, 1, w, N, y, N, M, K, N, {.overwrite = true, .bias = bias, .relu = relu});
+  gemm_dispatch("a b + bias", x, K, 1, w, N, y, N, M, K, N, {.overwrite = true, .bias = bias, .relu = relu});
 }
 
 void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N, bool overwrite) {
@@ -213,10 +234,10 @@ void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, in
   // kernel copy a^T into tiles first (see pack_tiles), read in order, and the
   // direct product is faster.
   if (M <= N || K < kTransposedDepth || N >= kDirectColumns) {
-    gemm_dispatch(a, 1, M, b, N, c, N, M, K, N, {.overwrite = overwrite});
+    gemm_dispatch("a^T b", a, 1, M, b, N, c, N, M, K, N, {.overwrite = overwrite});
     return;
   }
-  counted(M, K, N, [&] {
+  counted("a^T b", M, K, N, [&] {
     thread_local std::vector<Scalar> ct;
     ct.resize(static_cast<std::size_t>(N) * static_cast<std::size_t>(M));
     gemm_run(b, 1, N, a, M, ct.data(), M, N, K, M, {.overwrite = true});
@@ -236,13 +257,14 @@ void matmul_nt_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, in
 void matmul_strided_acc(ConstView a, BView b, View c, int M, int K, int N, const Scalar* gate) {
   const Epilogue e{.overwrite = c.overwrite, .gate = gate, .ldg = c.row_stride};
   if (!b.transposed) {
-    gemm_dispatch(a.data, a.row_stride, a.col_stride, b.data, b.row_stride, c.data, c.row_stride, M, K, N, e, b.panels);
+    gemm_dispatch(gate ? "gated" : "strided", a.data, a.row_stride, a.col_stride, b.data, b.row_stride, c.data,
+                  c.row_stride, M, K, N, e, b.panels);
     return;
   }
   // b^T is needed row-major: transpose b (N, K) into a scratch (K, N) kept
   // between calls, so the product runs the same kernel.
   // (The copy is timed with the product: it is part of its cost.)
-  counted(M, K, N, [&] {
+  counted(gate ? "gated" : "a b^T", M, K, N, [&] {
     thread_local std::vector<Scalar> bt;
     bt.resize(static_cast<std::size_t>(K) * static_cast<std::size_t>(N));
     transpose_shared<false>(b.data, b.row_stride, bt.data(), N, K);
@@ -298,5 +320,25 @@ const char* matmul_kernel() { return kernels::kernel_name(); }
 double fma_loop_flops(long rounds) { return kernels::fma_loop(rounds); }
 void set_matmul_timing(bool on) { kernels::set_matmul_timing(on); }
 double matmul_thread_seconds() { return kernels::matmul_thread_seconds(); }
+
+void set_shape_timing(bool on) { kernels::g_shape_timing = on; }
+
+std::vector<ProductShape> product_shapes() {
+  kernels::Shapes& s = kernels::shapes();
+  std::vector<ProductShape> out;
+  {
+    const std::lock_guard<std::mutex> lock(s.mutex);
+    for (const auto& [key, row] : s.rows) out.push_back(row);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ProductShape& x, const ProductShape& y) { return x.thread_seconds > y.thread_seconds; });
+  return out;
+}
+
+void clear_product_shapes() {
+  kernels::Shapes& s = kernels::shapes();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  s.rows.clear();
+}
 
 }  // namespace ag::inline AG_PRECISION

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "autograd/scalar.h"
 
@@ -22,5 +24,17 @@ double fma_loop_flops(long rounds);
 // seconds spent in them so far, times the threads that worked on each.
 void set_matmul_timing(bool on);
 double matmul_thread_seconds();
+// The products' time by kind and shape: while both this and matmul timing
+// are on, each product also adds its calls and its threads' seconds to the
+// row of its shape (a lock a product: for tools, not for training).
+struct ProductShape {
+  std::string kind;  // "a b", "a b + bias", "a^T b", "a b^T", "strided", "gated" (ReLU's backward)
+  int M = 0, K = 0, N = 0;
+  long calls = 0;
+  double thread_seconds = 0;
+};
+void set_shape_timing(bool on);
+std::vector<ProductShape> product_shapes();  // since the last clear, the most time first
+void clear_product_shapes();
 
 }  // namespace ag::inline AG_PRECISION

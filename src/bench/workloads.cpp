@@ -115,7 +115,7 @@ Workload find_workload(const std::string& name) {
   throw std::invalid_argument("unknown workload '" + name + "'; expected " + expected);
 }
 
-BenchResult run_workload(const Workload& w, int steps, int threads) {
+BenchResult run_workload(const Workload& w, int steps, int threads, bool shapes) {
   if (steps < 1) throw std::invalid_argument("--steps must be positive");
   ag::set_num_threads(threads);
   ag::release_buffers();  // the last workload's sizes are not this one's
@@ -123,7 +123,8 @@ BenchResult run_workload(const Workload& w, int steps, int threads) {
   for (int i = 0; i < 3; ++i) s.step();  // warm up: first allocations, caches
   const std::uint64_t before = ag::matmul_flops();
   s.step();
-  BenchResult r{w.name, threads, steps, w.batch, w.len};
+  BenchResult r;
+  r.workload = w.name, r.threads = threads, r.steps = steps, r.batch = w.batch, r.len = w.len;
   r.flops_matmul = static_cast<double>(ag::matmul_flops() - before);
   r.flops = r.flops_matmul + elementwise_flops(s);
   // The steps are timed as they run in training, then run again with each
@@ -133,10 +134,14 @@ BenchResult run_workload(const Workload& w, int steps, int threads) {
   std::vector<double> ms;
   for (int i = 0; i < steps; ++i) ms.push_back(s.step());
   ag::set_matmul_timing(true);
+  ag::clear_product_shapes();
+  ag::set_shape_timing(shapes);
   const double seconds_before = ag::matmul_thread_seconds();
   for (int i = 0; i < steps; ++i) s.step();
   const double matmul_seconds = ag::matmul_thread_seconds() - seconds_before;
+  ag::set_shape_timing(false);
   ag::set_matmul_timing(false);
+  if (shapes) r.shapes = ag::product_shapes();
   if (matmul_seconds > 0) r.matmul_gflops = r.flops_matmul * steps / matmul_seconds / 1e9;
   r.ms_median = percentile(ms, 0.5);
   r.ms_p10 = percentile(ms, 0.1);

@@ -3,6 +3,8 @@
 // Adam update (lr 1e-3), on random tokens from a fixed seed.
 #pragma once
 
+#include "autograd/stats.h"
+
 #include <string>
 #include <vector>
 
@@ -30,9 +32,11 @@ struct BenchResult {
   double gflops = 0;         // flops / median step time
   double matmul_gflops = 0;  // in the products alone: their FLOPs / the time spent in them, per thread
   double peak_rss_mib = 0;   // of the process so far
+  std::vector<ag::ProductShape> shapes;  // with `shapes`: the products by kind and shape, over the timing steps
 };
 
-BenchResult run_workload(const Workload& w, int steps, int threads);
+// With `shapes`, the steps that time the products also time them by kind and shape.
+BenchResult run_workload(const Workload& w, int steps, int threads, bool shapes = false);
 
 // The FMA peak of one thread of this machine, GFLOP/s: the best of a few short
 // timed loops of independent vector multiply-adds, in the build the matmul

@@ -168,8 +168,43 @@ struct BenchArgs {
   int steps = 20, threads = 1, sweep_max = 1024, rounds = 1;
   double reference_timeout = bench::kReferenceTimeout;
   std::string sweep, reference, python = "/usr/bin/python3";
-  bool json = false;
+  bool json = false, shapes = false;
 };
+
+// A workload's products by kind and shape, a step's worth of each: the rows
+// that take 1% of the products' time or more, the rest summed in one line.
+void print_shapes(std::FILE* human, const bench::BenchResult& r, nlohmann::json& out) {
+  double total = 0;
+  for (const ag::ProductShape& p : r.shapes) total += p.thread_seconds;
+  if (total <= 0) return;
+  fmt::print(human, "  {}'s products by shape, a step ({} thread(s)):\n  {:<12} {:>18} {:>7} {:>10} {:>9} {:>7}\n",
+             r.workload, r.threads, "kind", "M x K x N", "calls", "thread ms", "GFLOP/s", "share");
+  nlohmann::json rows = nlohmann::json::array();
+  double rest = 0;
+  int rest_rows = 0;
+  for (const ag::ProductShape& p : r.shapes) {
+    const double ms = 1e3 * p.thread_seconds / r.steps;
+    const double gflops = 2.0 * p.M * p.K * p.N * static_cast<double>(p.calls) / p.thread_seconds / 1e9;
+    rows.push_back({{"kind", p.kind},
+                    {"M", p.M},
+                    {"K", p.K},
+                    {"N", p.N},
+                    {"calls_per_step", static_cast<double>(p.calls) / r.steps},
+                    {"thread_ms_per_step", ms},
+                    {"gflops_per_thread", gflops}});
+    if (p.thread_seconds < 0.01 * total) {
+      rest += p.thread_seconds, ++rest_rows;
+      continue;
+    }
+    fmt::print(human, "  {:<12} {:>18} {:>7.1f} {:>10.2f} {:>9.1f} {:>6.1f}%\n", p.kind,
+               fmt::format("{} x {} x {}", p.M, p.K, p.N), static_cast<double>(p.calls) / r.steps, ms, gflops,
+               100 * p.thread_seconds / total);
+  }
+  if (rest_rows > 0)
+    fmt::print(human, "  {:<12} {:>18} {:>7} {:>10.2f} {:>9} {:>6.1f}%\n", "the rest",
+               fmt::format("{} shapes", rest_rows), "", 1e3 * rest / r.steps, "", 100 * rest / total);
+  out["shapes"] = rows;
+}
 
 int run_bench_against_reference(const BenchArgs& a, const std::string& build, std::FILE* human) {
   if (!std::filesystem::is_regular_file(a.reference))
@@ -218,7 +253,7 @@ int run_bench(const BenchArgs& a) {
   fmt::print(human, "{:<18} {:>10} {:>16} {:>12} {:>10} {:>8} {:>14} {:>10}\n", "workload", "median ms", "p10-p90 ms",
              "tokens/s", "GFLOP/st", "GFLOP/s", "matmul (peak)", "peak MiB");
   for (const auto& name : a.workloads) {
-    const bench::BenchResult r = bench::run_workload(bench::find_workload(name), a.steps, a.threads);
+    const bench::BenchResult r = bench::run_workload(bench::find_workload(name), a.steps, a.threads, a.shapes);
     j.push_back({{"workload", r.workload},
                  {"threads", r.threads},
                  {"steps", r.steps},
@@ -236,6 +271,7 @@ int run_bench(const BenchArgs& a) {
     fmt::print(human, "{:<18} {:>10.2f} {:>16} {:>12.0f} {:>10.3f} {:>8.1f} {:>14} {:>10.0f}\n", r.workload,
                r.ms_median, fmt::format("{:.2f}-{:.2f}", r.ms_p10, r.ms_p90), r.tokens_per_s, r.flops / 1e9, r.gflops,
                fmt::format("{:.1f} ({:.0f}%)", r.matmul_gflops, 100 * r.matmul_gflops / peak), r.peak_rss_mib);
+    if (a.shapes) print_shapes(human, r, j.back());
   }
   fmt::print(human,
              "peak MiB is the process's peak so far: run one workload alone (--workload NAME) for its own figure\n");
@@ -371,13 +407,17 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
   bench->add_flag("--json", b->json, "print JSON; the table goes to stderr");
+  bench->add_flag("--shapes", b->shapes,
+                  "also time the products by kind and shape (M x K x N): calls, ms and GFLOP/s a step, each's share");
   bench->callback([b, bench] {
     if (b->reference.empty())
       refuse_given(*bench, {"--python", "--rounds", "--reference-timeout"}, "is for --reference, which is not given");
+    else
+      refuse_given(*bench, {"--shapes"}, "is for the table of the workloads alone, not for --reference");
     if (b->sweep.empty())
       refuse_given(*bench, {"--sweep-max"}, "is for --sweep len, which is not given");
     else
-      refuse_given(*bench, {"--workload", "--threads"},
+      refuse_given(*bench, {"--workload", "--threads", "--shapes"},
                    "has no effect with --sweep (one thread, the RNN and the Transformer)");
   });
   commands.emplace_back(bench, [b] { return run_bench(*b); });

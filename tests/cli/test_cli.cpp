@@ -391,6 +391,33 @@ TEST_CASE("seqgrad bench --json reports each workload's figures", "[cli][bench]"
   CHECK(bad.err.find("{rnn,lstm,gru,transformer,transformer-long,transformer-wide}") != std::string::npos);
 }
 
+TEST_CASE("seqgrad bench --shapes lists the products by kind and shape", "[cli][bench]") {
+  const auto r = run_seqgrad("bench --workload rnn --steps 2 --shapes --json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 1);
+  const auto& shapes = j[0]["shapes"];
+  REQUIRE(!shapes.empty());
+  // Every product of a step is in one row: their FLOPs add up to the step's.
+  double flops = 0, most = 1e300;
+  for (const auto& s : shapes) {
+    flops +=
+        2.0 * s["M"].get<double>() * s["K"].get<double>() * s["N"].get<double>() * s["calls_per_step"].get<double>();
+    CHECK(s["thread_ms_per_step"].get<double>() <= most);  // the most time first
+    most = s["thread_ms_per_step"].get<double>();
+    CHECK(s["gflops_per_thread"].get<double>() > 0);
+  }
+  CHECK(flops == Approx(j[0]["flops_matmul_per_step"].get<double>()));
+  // The RNN's input projection for all steps at once: x (B T, E) @ W (E, H), one call a step
+  bool projection = false;
+  for (const auto& s : shapes) projection |= s["M"] == 32 * 64 && s["K"] == 64 && s["N"] == 64;
+  CHECK(projection);
+  CHECK(r.err.find("rnn's products by shape, a step (1 thread(s)):") != std::string::npos);
+  const auto swept = run_seqgrad("bench --sweep len --shapes");
+  CHECK(swept.exit_code == 2);
+  CHECK(swept.err.find("--shapes has no effect with --sweep") != std::string::npos);
+}
+
 TEST_CASE("seqgrad bench --reference runs the reference beside each workload and takes the ratio", "[cli][bench]") {
   // A stand-in for src/bench/torch_reference.py, run by sh: it says 1000 ms a step, and
   // writes down how it was called so the test can see what PyTorch would have been asked.
