@@ -53,9 +53,10 @@ std::atomic<bool> g_timing{false};
 // The shared dimension from which matmul_tn_acc may compute the transpose of
 // its product (see there): M x N copies cost little against M x N x K multiply-adds.
 constexpr int kTransposedDepth = 512;
-// Columns of b from which it computes the product directly all the same: the
-// wide FFN's dW2, 1024 x 2048 x 256, ran at 157-165 GFLOP/s transposed and
-// 175-177 direct in the step (AVX-512), and the generic build's kernel alone
+// Columns of b from which it computes the product directly all the same, on
+// one thread: the wide FFN's dW2, 1024 x 2048 x 256, ran at 157-165 GFLOP/s
+// transposed and 175-177 direct in the step (AVX-512; on two threads 246-258
+// transposed and 220-225 direct), and the generic build's kernel alone
 // at 78-89 against 88-97; 256 x 2048 x 64 was slower direct there (92-94
 // against 96-102), so the narrower ones stay transposed.
 constexpr int kDirectColumns = 256;
@@ -232,8 +233,12 @@ void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, in
   // is the same sum in the same order (x * y and y * x are the same bits), so
   // the result is too. From kDirectColumns columns of b, both builds of the
   // kernel copy a^T into tiles first (see pack_tiles), read in order, and the
-  // direct product is faster.
-  if (M <= N || K < kTransposedDepth || N >= kDirectColumns) {
+  // direct product is faster on one thread. Not on two: split by its few
+  // column panels, each thread read all of the copy of a^T (8 MiB for the
+  // wide FFN's dW2) for each of its panels, where c^T has four times as many
+  // panels and a quarter of the copy to read.
+  const bool one_thread = num_threads() == 1 || inside_parallel_chunk();
+  if (M <= N || K < kTransposedDepth || (N >= kDirectColumns && one_thread)) {
     gemm_dispatch("a^T b", a, 1, M, b, N, c, N, M, K, N, {.overwrite = overwrite});
     return;
   }
