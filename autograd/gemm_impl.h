@@ -88,6 +88,10 @@ inline void prefetch_block(const Scalar* x, long ld, int rows, int cols) {
 
 // Multiply-adds below which a product stays on one thread: a second one costs more than it gives.
 constexpr double kParallelWork = 1 << 20;
+// Whether gemm shares a product of M N K multiply-adds between the threads.
+inline bool shared_by_threads(int M, int K, int N) {
+  return static_cast<double>(M) * N * K >= kParallelWork && num_threads() > 1 && !inside_parallel_chunk();
+}
 // Values below which a copy (packing, a transpose) stays on one thread.
 constexpr double kParallelCopy = 1 << 16;
 // Rows of a from which a product copies its panels of b first (see gemm): a
@@ -318,8 +322,7 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   // same few sets of the L1 cache, so a panel does not stay there however
   // short the block of K. The copy moves values only: the same sums, the same bits.
   const int full_panels = N / NR;
-  const bool parallel =
-      static_cast<double>(M) * N * K >= kParallelWork && num_threads() > 1 && !inside_parallel_chunk();
+  const bool parallel = shared_by_threads(M, K, N);
   // Two ways to share the product between the threads (see the end): by rows
   // of c, or, when there are too few rows for every thread's share to be a
   // whole block of them, by column panels.

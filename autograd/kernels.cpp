@@ -85,8 +85,8 @@ void counted(const char* kind, int M, int K, int N, Product product) {
   const auto t0 = std::chrono::steady_clock::now();
   product();
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-  // The threads that worked on it: gemm splits a large product between them, unless it runs inside a chunk already.
-  const int width = work >= kParallelWork && !inside_parallel_chunk() ? num_threads() : 1;
+  // The threads that worked on it.
+  const int width = shared_by_threads(M, K, N) ? num_threads() : 1;
   g_thread_ns += static_cast<std::uint64_t>(ns) * static_cast<std::uint64_t>(width);
   if (!g_shape_timing.load(std::memory_order_relaxed)) return;
   Shapes& s = shapes();
@@ -237,8 +237,7 @@ void matmul_tn_acc(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, in
   // column panels, each thread read all of the copy of a^T (8 MiB for the
   // wide FFN's dW2) for each of its panels, where c^T has four times as many
   // panels and a quarter of the copy to read.
-  const bool one_thread = num_threads() == 1 || inside_parallel_chunk();
-  if (M <= N || K < kTransposedDepth || (N >= kDirectColumns && one_thread)) {
+  if (M <= N || K < kTransposedDepth || (N >= kDirectColumns && !shared_by_threads(M, K, N))) {
     gemm_dispatch("a^T b", a, 1, M, b, N, c, N, M, K, N, {.overwrite = overwrite});
     return;
   }
