@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/parallel.h"
+#include "autograd/backend.h"
 #include "autograd/tensor.h"
 
 namespace ag::inline AG_PRECISION::detail {
@@ -67,11 +67,11 @@ inline void for_each_broadcast(const Broadcast& p, F&& f) {
 
 // fn(begin, end) over [0, n) items of `per_item` values each, shared between
 // the threads in pieces of 4096 values or more when there are 64 Ki values in
-// all (parallel_pieces). For an fn whose items never write to the same place.
+// all (a backend's threads, backend.h). For an fn whose items never write to the same place.
 inline void in_shared_pieces(std::size_t n, std::size_t per_item,
                              const std::function<void(std::size_t, std::size_t)>& fn) {
   constexpr std::size_t kPieceValues = 4096;  // handing out a piece costs nothing beside this many values
-  parallel_pieces(n, std::max<std::size_t>(1, kPieceValues / std::max<std::size_t>(1, per_item)), n * per_item, fn);
+  for_pieces(n, std::max<std::size_t>(1, kPieceValues / std::max<std::size_t>(1, per_item)), n * per_item, fn);
 }
 
 // for_each_broadcast with the rows shared between the threads, for an f that

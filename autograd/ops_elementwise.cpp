@@ -2,8 +2,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "autograd/fastmath.h"
-#include "autograd/kernel_path.h"
+#include "autograd/backend.h"
 #include "autograd/op_helpers.h"
 #include "autograd/ops.h"
 
@@ -66,17 +65,16 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
   return out;
 }
 
-// The shared frame of a one-input op: y = forward(x), and dy/dx = derivative(x, y).
+// The shared frame of a one-input op: y = forward(x) over arrays (x, y, n),
+// and dy/dx = derivative(x, y).
 template <class F, class DF>
-Tensor unary(const char* op, const Tensor& x, F forward, DF derivative) {
+Tensor unary_arrays(const char* op, const Tensor& x, F forward, DF derivative) {
   detail::check_defined(op, x);
   Tensor out = Tensor::make_result(op, x.shape(), {&x}, Fill::uninitialized);
   const Scalar* px = x.data().data();
   Scalar* py = out.data().data();
-  detail::in_shared_pieces(x.numel(), 1, [&](std::size_t begin, std::size_t end) {
-#pragma omp simd
-    for (std::size_t i = begin; i < end; ++i) py[i] = forward(px[i]);
-  });
+  detail::in_shared_pieces(x.numel(), 1,
+                           [&](std::size_t begin, std::size_t end) { forward(px + begin, py + begin, end - begin); });
   if (out.records()) {
     out.set_backward([xn = x.node(), yn = out.node(), derivative] {
       const std::size_t n = xn->data.size();
@@ -89,6 +87,16 @@ Tensor unary(const char* op, const Tensor& x, F forward, DF derivative) {
     });
   }
   return out;
+}
+
+// The same with forward(x) given one value at a time.
+template <class F, class DF>
+Tensor unary(const char* op, const Tensor& x, F forward, DF derivative) {
+  const auto arrays = [forward](const Scalar* x, Scalar* y, std::size_t n) {
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) y[i] = forward(x[i]);
+  };
+  return unary_arrays(op, x, arrays, derivative);
 }
 
 }  // namespace
@@ -146,9 +154,9 @@ Tensor pow(const Tensor& x, Scalar p) {
 Tensor exp(const Tensor& x) {
   // d(e^x)/dx = e^x, which is the output itself
   const auto derivative = [](Scalar, Scalar y) { return y; };
-  const auto exact = [](Scalar v) { return std::exp(v); };
-  const auto approximate = [](Scalar v) { return fast::exp(v); };
-  return use_reference() ? unary("exp", x, exact, derivative) : unary("exp", x, approximate, derivative);
+  if (const KernelTable* fast = fast_kernels()) return unary_arrays("exp", x, fast->exp, derivative);
+  return unary(
+      "exp", x, [](Scalar v) { return std::exp(v); }, derivative);
 }
 
 Tensor log(const Tensor& x) {
@@ -160,17 +168,17 @@ Tensor tanh(const Tensor& x) {
   // d tanh(x)/dx = 1 - tanh(x)^2: the factor that, multiplied once per time
   // step, makes an RNN's gradient vanish when the units saturate.
   const auto derivative = [](Scalar, Scalar y) { return 1 - y * y; };
-  const auto exact = [](Scalar v) { return std::tanh(v); };
-  const auto approximate = [](Scalar v) { return fast::tanh(v); };
-  return use_reference() ? unary("tanh", x, exact, derivative) : unary("tanh", x, approximate, derivative);
+  if (const KernelTable* fast = fast_kernels()) return unary_arrays("tanh", x, fast->tanh, derivative);
+  return unary(
+      "tanh", x, [](Scalar v) { return std::tanh(v); }, derivative);
 }
 
 Tensor sigmoid(const Tensor& x) {
   // d sigma(x)/dx = sigma(x) (1 - sigma(x))
   const auto derivative = [](Scalar, Scalar y) { return y * (1 - y); };
-  const auto exact = [](Scalar v) { return 1 / (1 + std::exp(-v)); };
-  const auto approximate = [](Scalar v) { return fast::sigmoid(v); };
-  return use_reference() ? unary("sigmoid", x, exact, derivative) : unary("sigmoid", x, approximate, derivative);
+  if (const KernelTable* fast = fast_kernels()) return unary_arrays("sigmoid", x, fast->sigmoid, derivative);
+  return unary(
+      "sigmoid", x, [](Scalar v) { return 1 / (1 + std::exp(-v)); }, derivative);
 }
 
 Tensor relu(const Tensor& x) {

@@ -3,12 +3,10 @@
 #include <memory>
 #include <vector>
 
+#include "autograd/backend.h"
 #include "autograd/buffers.h"
-#include "autograd/fast.h"
-#include "autograd/kernel_path.h"
 #include "autograd/op_helpers.h"
 #include "autograd/ops.h"
-#include "autograd/parallel.h"
 #include "autograd/reference/reference.h"
 
 namespace ag::inline AG_PRECISION {
@@ -44,13 +42,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   const Scalar* pa = a.data().data();
   const Scalar* pb = b.data().data();
   Scalar* pc = out.data().data();
-  if (use_reference()) {
+  if (!fast_kernels()) {
     for (std::size_t i = 0; i < batch; ++i)
       reference::matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
   } else {
-    parallel_for(static_cast<int>(batch), [&](int begin, int end) {
+    for_range(static_cast<int>(batch), [&](int begin, int end) {
       for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
-        fast::matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
+        fast_kernels()->matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
       }
     });
   }
@@ -61,7 +59,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       //   db = a^T @ dc   (K, M) @ (M, N)
       // (a shared b is one product over the folded batch)
       const Scalar *a_data = an->data.data(), *b_data = bn->data.data(), *dc = on->grad.data();
-      if (use_reference()) {
+      if (!fast_kernels()) {
         Scalar* da = grad_into(*an);
         Scalar* db = grad_into(*bn);
         for (std::size_t i = 0; i < batch; ++i) {
@@ -71,11 +69,12 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
         return;
       }
       const GradTarget da = grad_target(*an), db = grad_target(*bn);
-      parallel_for(static_cast<int>(batch), [&](int begin, int end) {
+      for_range(static_cast<int>(batch), [&](int begin, int end) {
         for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
           const GradTarget da_i{da.data ? da.data + i * a_step : nullptr, da.add},
               db_i{db.data ? db.data + i * b_step : nullptr, db.add};
-          fast::matmul_backward(a_data + i * a_step, b_data + i * b_step, dc + i * c_step, da_i, db_i, M, K, N);
+          fast_kernels()->matmul_backward(a_data + i * a_step, b_data + i * b_step, dc + i * c_step, da_i, db_i, M, K,
+                                          N);
         }
       });
     });
@@ -104,20 +103,20 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   if (bias) parents.push_back(&b);
   Tensor out = Tensor::make_result("linear", shape, parents, Fill::uninitialized);
   const Scalar* pbias = bias ? b.data().data() : nullptr;
-  if (use_reference()) {
+  if (!fast_kernels()) {
     reference::linear_forward(x.data().data(), w.data().data(), pbias, out.data().data(), M, K, N);
   } else {
-    fast::linear_forward(x.data().data(), w.data().data(), pbias, out.data().data(), M, K, N);
+    fast_kernels()->linear_forward(x.data().data(), w.data().data(), pbias, out.data().data(), M, K, N, false);
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), wn = w.node(), bn = bias ? b.node() : nullptr, on = out.node(), M, K, N] {
       //   dx = dy @ w^T,  dw = x^T @ dy,  db = the column sums of dy
       const Scalar *px = xn->data.data(), *pw = wn->data.data(), *dy = on->grad.data();
-      if (use_reference()) {
+      if (!fast_kernels()) {
         reference::linear_backward(px, pw, dy, grad_into(*xn), grad_into(*wn), bn ? grad_into(*bn) : nullptr, M, K, N);
       } else {
-        fast::linear_backward(px, pw, dy, grad_target(*xn), grad_target(*wn), bn ? grad_target(*bn) : GradTarget{}, M,
-                              K, N);
+        fast_kernels()->linear_backward(px, pw, dy, grad_target(*xn), grad_target(*wn),
+                                        bn ? grad_target(*bn) : GradTarget{}, M, K, N);
       }
     });
   }
@@ -125,12 +124,11 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
 }
 
 // x (..., C) -> (..., N): the paper's position-wise feed-forward network
-// max(0, x w1 + b1) w2 + b2, with w1 (C, F), b1 (F), w2 (F, N), b2 (N), as one
-// op (either bias may be an empty Tensor). The same values as linear, relu,
-// linear; as one op the fast path can apply the ReLU and its derivative
-// inside the products (fast_matrix.cpp), so that the (..., F) hidden
-// activations, the widest arrays of a Transformer block, are written and read
-// once a pass instead of three times.
+// max(0, x w1 + b1) w2 + b2, with w1 (C, F), b1 (F), w2 (F, N), b2 (N) (either
+// bias may be an empty Tensor): linear, relu, linear. A fast backend makes it
+// one node that applies the ReLU and its derivative inside the products, so
+// that the (..., F) hidden activations, the widest arrays of a Transformer
+// block, are written and read once a pass instead of three times.
 Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2) {
   for (const Tensor* t : {&x, &w1, &w2}) detail::check_defined("feed_forward", *t);
   const Shape& sx = x.shape();
@@ -151,30 +149,20 @@ Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const T
   std::vector<const Tensor*> parents{&x, &w1, &w2};
   if (b1) parents.push_back(&b1);
   if (b2) parents.push_back(&b2);
+  const KernelTable* fast = fast_kernels();
+  if (!fast) return linear(relu(linear(x, w1, b1)), w2, b2);
   Tensor out = Tensor::make_result("feed_forward", shape, parents, Fill::uninitialized);
   // hidden = max(0, x w1 + b1), kept for backward (its own buffer, not a node)
   std::shared_ptr<std::vector<Scalar>> hidden = detail::take_scratch(static_cast<std::size_t>(M) * F);
   const Scalar *pb1 = b1 ? b1.data().data() : nullptr, *pb2 = b2 ? b2.data().data() : nullptr;
-  if (use_reference()) {
-    reference::feed_forward_forward(x.data().data(), w1.data().data(), pb1, w2.data().data(), pb2, hidden->data(),
-                                    out.data().data(), M, C, F, N);
-  } else {
-    fast::feed_forward_forward(x.data().data(), w1.data().data(), pb1, w2.data().data(), pb2, hidden->data(),
-                               out.data().data(), M, C, F, N);
-  }
+  fast->feed_forward_forward(x.data().data(), w1.data().data(), pb1, w2.data().data(), pb2, hidden->data(),
+                             out.data().data(), M, C, F, N);
   if (out.records()) {
-    out.set_backward([xn = x.node(), w1n = w1.node(), w2n = w2.node(), b1n = b1 ? b1.node() : nullptr,
+    out.set_backward([fast, xn = x.node(), w1n = w1.node(), w2n = w2.node(), b1n = b1 ? b1.node() : nullptr,
                       b2n = b2 ? b2.node() : nullptr, on = out.node(), hidden, M, C, F, N] {
-      const Scalar *px = xn->data.data(), *pw1 = w1n->data.data(), *pw2 = w2n->data.data(), *dy = on->grad.data();
-      if (use_reference()) {
-        reference::feed_forward_backward(px, pw1, pw2, hidden->data(), dy, grad_into(*xn), grad_into(*w1n),
-                                         b1n ? grad_into(*b1n) : nullptr, grad_into(*w2n),
-                                         b2n ? grad_into(*b2n) : nullptr, M, C, F, N);
-      } else {
-        fast::feed_forward_backward(px, pw1, pw2, hidden->data(), dy, grad_target(*xn), grad_target(*w1n),
-                                    b1n ? grad_target(*b1n) : GradTarget{}, grad_target(*w2n),
-                                    b2n ? grad_target(*b2n) : GradTarget{}, M, C, F, N);
-      }
+      fast->feed_forward_backward(xn->data.data(), w1n->data.data(), w2n->data.data(), hidden->data(), on->grad.data(),
+                                  grad_target(*xn), grad_target(*w1n), b1n ? grad_target(*b1n) : GradTarget{},
+                                  grad_target(*w2n), b2n ? grad_target(*b2n) : GradTarget{}, M, C, F, N);
     });
   }
   return out;

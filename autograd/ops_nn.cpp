@@ -6,8 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "autograd/fast.h"
-#include "autograd/kernel_path.h"
+#include "autograd/backend.h"
 #include "autograd/op_helpers.h"
 #include "autograd/ops.h"
 #include "autograd/reference/reference.h"
@@ -30,18 +29,18 @@ Tensor softmax(const Tensor& x) {
   const std::size_t V = last_dim("softmax", x);
   const std::size_t rows = V ? x.numel() / V : 0;
   Tensor out = Tensor::make_result("softmax", x.shape(), {&x}, Fill::uninitialized);
-  if (use_reference()) {
+  if (!fast_kernels()) {
     reference::softmax_forward(x.data().data(), out.data().data(), rows, V);
   } else {
-    fast::softmax_forward(x.data().data(), out.data().data(), rows, V);
+    fast_kernels()->softmax_forward(x.data().data(), out.data().data(), rows, V);
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
       // dy_i/dx_j = y_i (delta_ij - y_j), so dx_j = y_j (g_j - sum_i g_i y_i)
-      if (use_reference()) {
+      if (!fast_kernels()) {
         reference::softmax_backward(on->data.data(), on->grad.data(), grad_into(*xn), rows, V);
       } else {
-        fast::softmax_backward(on->data.data(), on->grad.data(), grad_target(*xn), rows, V);
+        fast_kernels()->softmax_backward(on->data.data(), on->grad.data(), grad_target(*xn), rows, V);
       }
     });
   }
@@ -53,19 +52,19 @@ Tensor log_softmax(const Tensor& x) {
   const std::size_t V = last_dim("log_softmax", x);
   const std::size_t rows = V ? x.numel() / V : 0;
   Tensor out = Tensor::make_result("log_softmax", x.shape(), {&x}, Fill::uninitialized);
-  if (use_reference()) {
+  if (!fast_kernels()) {
     reference::log_softmax_forward(x.data().data(), out.data().data(), rows, V);
   } else {
-    fast::log_softmax_forward(x.data().data(), out.data().data(), rows, V);
+    fast_kernels()->log_softmax_forward(x.data().data(), out.data().data(), rows, V);
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
       // y = x - logsumexp(x), so dx_j = g_j - softmax(x)_j * sum_i g_i, softmax = exp(y)
       Scalar* dx = grad_into(*xn);
-      if (use_reference()) {
+      if (!fast_kernels()) {
         reference::log_softmax_backward(on->data.data(), on->grad.data(), dx, rows, V);
       } else {
-        fast::log_softmax_backward(on->data.data(), on->grad.data(), dx, rows, V);
+        fast_kernels()->log_softmax_backward(on->data.data(), on->grad.data(), dx, rows, V);
       }
     });
   }
@@ -93,9 +92,9 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
   // Keep the probabilities: the backward pass is (probabilities - one_hot(target)) / counted.
   std::vector<Scalar> probs(logits.numel());
   const double total =
-      use_reference()
+      !fast_kernels()
           ? reference::cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V)
-          : fast::cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V);
+          : fast_kernels()->cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V);
   const Scalar scale = counted ? Scalar(1) / static_cast<Scalar>(counted) : Scalar(0);
   out.data()[0] = static_cast<Scalar>(total * scale);
   if (out.records()) {
@@ -225,23 +224,23 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
   Tensor out = Tensor::make_result("layer_norm", x.shape(), {&x, &gamma, &beta}, Fill::uninitialized);
   // Keep what backward needs: each row's mean and 1/std (it recomputes xhat from x).
   std::vector<Scalar> mean(rows), rstd(rows);
-  if (use_reference()) {
+  if (!fast_kernels()) {
     reference::layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(),
                                   mean.data(), rstd.data(), rows, C, eps);
   } else {
-    fast::layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(), mean.data(),
-                             rstd.data(), rows, C, eps);
+    fast_kernels()->layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(),
+                                       mean.data(), rstd.data(), rows, C, eps);
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), gn = gamma.node(), bn = beta.node(), on = out.node(), mean = std::move(mean),
                       rstd = std::move(rstd), rows, C] {
       const Scalar *px = xn->data.data(), *pgamma = gn->data.data(), *dy = on->grad.data();
-      if (use_reference()) {
+      if (!fast_kernels()) {
         reference::layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_into(*xn), grad_into(*gn),
                                        grad_into(*bn), rows, C);
       } else {
-        fast::layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_target(*xn), grad_target(*gn),
-                                  grad_target(*bn), rows, C);
+        fast_kernels()->layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_target(*xn),
+                                            grad_target(*gn), grad_target(*bn), rows, C);
       }
     });
   }
@@ -279,19 +278,11 @@ Tensor dropout(const Tensor& x, Scalar p, Rng& rng, bool training) {
   detail::check_defined("dropout", x);
   if (!(p >= 0 && p < 1)) throw ValueError("dropout: p must be in [0, 1), got " + std::to_string(p));
   if (!training || p == 0) return x;
-  // Each kept element is scaled by 1/(1-p) so that the expected value is unchanged.
+  // x times a mask: 0 where dropped, 1/(1-p) where kept, so that the expected value is unchanged
   std::vector<Scalar> keep(x.numel());
   const Scalar scale = 1 / (1 - p);
   for (Scalar& k : keep) k = rng.uniform() < static_cast<double>(p) ? Scalar(0) : scale;
-  Tensor out = Tensor::make_result("dropout", x.shape(), {&x}, Fill::uninitialized);
-  for (std::size_t i = 0; i < keep.size(); ++i) out.data()[i] = x.data()[i] * keep[i];
-  if (out.records()) {
-    out.set_backward([xn = x.node(), on = out.node(), keep = std::move(keep)] {
-      Scalar* dx = grad_into(*xn);
-      for (std::size_t i = 0; i < keep.size(); ++i) dx[i] = on->grad[i] * keep[i];
-    });
-  }
-  return out;
+  return x * Tensor(x.shape(), std::move(keep));
 }
 
 }  // namespace ag::inline AG_PRECISION

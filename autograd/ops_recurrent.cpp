@@ -1,19 +1,17 @@
-// The recurrent cells over a whole sequence as one op each: the vanilla RNN,
-// the LSTM and the GRU, the same arithmetic as T steps of their cells made of
-// matmul, add and the nonlinearities, without a graph node per step. The
-// recurrences and backpropagation through time, written out, are in
-// reference/rnn.cpp and reference/gated.cpp; the fast versions in
-// fast_rnn.cpp and fast_gated.cpp.
+// The recurrent cells over a whole sequence: the vanilla RNN, the LSTM and
+// the GRU, each written as the chapter writes it, one step after the other
+// out of matmul, add, slice and the nonlinearities. The graph they build is the
+// network unrolled in time, and autograd's backward through it is
+// backpropagation through time. A fast backend runs a whole sequence as one
+// node instead, with BPTT written by hand; the tests check it against these.
 #include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "autograd/fast.h"
-#include "autograd/kernel_path.h"
+#include "autograd/backend.h"
 #include "autograd/op_helpers.h"
 #include "autograd/ops.h"
-#include "autograd/reference/reference.h"
 
 namespace ag::inline AG_PRECISION {
 
@@ -58,28 +56,23 @@ Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tens
     detail::shape_error("rnn_tanh", b.shape(), h0.shape(),
                         "b must be (H) and h0 (B, H), with H = " + std::to_string(H));
   }
+  if (!fast_kernels()) {
+    // h_t = tanh(x_t W_x + h_{t-1} W_h + b), the input's part for every step at once
+    const Tensor input = linear(x, w_x, b);  // (B, T, H)
+    std::vector<Tensor> hs;
+    Tensor h = h0;
+    for (int t = 0; t < T; ++t) hs.push_back(h = tanh(select(input, 1, t) + matmul(h, w_h)));
+    return stack(hs, 1);
+  }
   Tensor out = Tensor::make_result("rnn_tanh", {B, T, H}, {&x, &h0, &w_x, &w_h, &b}, Fill::uninitialized);
   const Scalar *px = x.data().data(), *ph0 = h0.data().data(), *pwx = w_x.data().data(), *pwh = w_h.data().data(),
                *pb = b.data().data();
-  if (use_reference()) {
-    reference::rnn_forward(px, ph0, pwx, pwh, pb, out.data().data(), B, T, I, H);
-    if (out.records()) {
-      out.set_backward([xn = x.node(), h0n = h0.node(), wxn = w_x.node(), whn = w_h.node(), bn = b.node(),
-                        on = out.node(), B, T, I, H] {
-        Scalar *dx = grad_into(*xn), *dh0 = grad_into(*h0n), *dwx = grad_into(*wxn), *dwh = grad_into(*whn),
-               *db = grad_into(*bn);
-        reference::rnn_backward(xn->data.data(), h0n->data.data(), wxn->data.data(), whn->data.data(), on->data.data(),
-                                on->grad.data(), dx, dh0, dwx, dwh, db, B, T, I, H);
-      });
-    }
-    return out;
-  }
-  auto saved = std::make_shared<fast::RnnSaved>();
-  fast::rnn_forward(px, ph0, pwx, pwh, pb, out.data().data(), *saved, B, T, I, H);
+  const KernelTable* fast = fast_kernels();
+  Saved saved = fast->rnn_forward(px, ph0, pwx, pwh, pb, out.data().data(), B, T, I, H);
   if (out.records()) {
     out.set_backward([xn = x.node(), h0n = h0.node(), wxn = w_x.node(), whn = w_h.node(), bn = b.node(),
-                      on = out.node(), saved, B, T, I, H] {
-      fast::rnn_backward(*saved, wxn->data.data(), whn->data.data(), on->grad.data(), grad_target(*xn),
+                      on = out.node(), fast, saved, B, T, I, H] {
+      fast->rnn_backward(saved, wxn->data.data(), whn->data.data(), on->grad.data(), grad_target(*xn),
                          grad_target(*h0n), grad_target(*wxn), grad_target(*whn), grad_target(*bn), B, T, I, H);
     });
   }
@@ -93,30 +86,29 @@ Tensor lstm(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w
   const int H = check_cell("lstm", x, w_x, w_h, {&h0, &c0}, 4);
   check_bias("lstm", b, 4 * H);
   const int B = x.size(0), T = x.size(1), I = x.size(2);
+  if (!fast_kernels()) {
+    // gates = x_t W_x + h_{t-1} W_h + b = [i | f | g | o]; c_t = f c_{t-1} + i g, h_t = o tanh(c_t)
+    const Tensor input = linear(x, w_x, b);  // (B, T, 4H)
+    std::vector<Tensor> hs;
+    Tensor h = h0, c = c0;
+    for (int t = 0; t < T; ++t) {
+      const Tensor gates = select(input, 1, t) + matmul(h, w_h);
+      const Tensor i = sigmoid(slice(gates, 1, 0, H)), f = sigmoid(slice(gates, 1, H, 2 * H)),
+                   g = tanh(slice(gates, 1, 2 * H, 3 * H)), o = sigmoid(slice(gates, 1, 3 * H, 4 * H));
+      c = f * c + i * g;
+      hs.push_back(h = o * tanh(c));
+    }
+    return stack(hs, 1);
+  }
   Tensor out = Tensor::make_result("lstm", {B, T, H}, {&x, &h0, &c0, &w_x, &w_h, &b}, Fill::uninitialized);
   const Scalar *px = x.data().data(), *ph0 = h0.data().data(), *pc0 = c0.data().data(), *pwx = w_x.data().data(),
                *pwh = w_h.data().data(), *pb = b.data().data();
-  if (use_reference()) {
-    auto cs = std::make_shared<std::vector<Scalar>>(static_cast<std::size_t>(B) * T * H);  // c_t, for the backward
-    reference::lstm_forward(px, ph0, pc0, pwx, pwh, pb, out.data().data(), cs->data(), B, T, I, H);
-    if (out.records()) {
-      out.set_backward([xn = x.node(), h0n = h0.node(), c0n = c0.node(), wxn = w_x.node(), whn = w_h.node(),
-                        bn = b.node(), on = out.node(), cs, B, T, I, H] {
-        Scalar *dx = grad_into(*xn), *dh0 = grad_into(*h0n), *dc0 = grad_into(*c0n), *dwx = grad_into(*wxn),
-               *dwh = grad_into(*whn), *db = grad_into(*bn);
-        reference::lstm_backward(xn->data.data(), h0n->data.data(), c0n->data.data(), wxn->data.data(),
-                                 whn->data.data(), bn->data.data(), on->data.data(), cs->data(), on->grad.data(), dx,
-                                 dh0, dc0, dwx, dwh, db, B, T, I, H);
-      });
-    }
-    return out;
-  }
-  auto saved = std::make_shared<fast::GatedSaved>();
-  fast::lstm_forward(px, ph0, pc0, pwx, pwh, pb, out.data().data(), *saved, B, T, I, H);
+  const KernelTable* fast = fast_kernels();
+  Saved saved = fast->lstm_forward(px, ph0, pc0, pwx, pwh, pb, out.data().data(), B, T, I, H);
   if (out.records()) {
     out.set_backward([xn = x.node(), h0n = h0.node(), c0n = c0.node(), wxn = w_x.node(), whn = w_h.node(),
-                      bn = b.node(), on = out.node(), saved, B, T, I, H] {
-      fast::lstm_backward(*saved, wxn->data.data(), whn->data.data(), on->grad.data(), grad_target(*xn),
+                      bn = b.node(), on = out.node(), fast, saved, B, T, I, H] {
+      fast->lstm_backward(saved, wxn->data.data(), whn->data.data(), on->grad.data(), grad_target(*xn),
                           grad_target(*h0n), grad_target(*c0n), grad_target(*wxn), grad_target(*whn), grad_target(*bn),
                           B, T, I, H);
     });
@@ -132,29 +124,30 @@ Tensor gru(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tensor& w
   check_bias("gru", b_x, 3 * H);
   check_bias("gru", b_h, 3 * H);
   const int B = x.size(0), T = x.size(1), I = x.size(2);
+  if (!fast_kernels()) {
+    // gx = x_t W_x + b_x, gh = h_{t-1} W_h + b_h, each [r | z | n];
+    // r, z = sigmoid(gx + gh), n = tanh(gx_n + r gh_n), h_t = (1 - z) n + z h_{t-1}
+    const Tensor input = linear(x, w_x, b_x);  // (B, T, 3H)
+    std::vector<Tensor> hs;
+    Tensor h = h0;
+    for (int t = 0; t < T; ++t) {
+      const Tensor gx = select(input, 1, t), gh = linear(h, w_h, b_h);
+      const Tensor r = sigmoid(slice(gx, 1, 0, H) + slice(gh, 1, 0, H));
+      const Tensor z = sigmoid(slice(gx, 1, H, 2 * H) + slice(gh, 1, H, 2 * H));
+      const Tensor n = tanh(slice(gx, 1, 2 * H, 3 * H) + r * slice(gh, 1, 2 * H, 3 * H));
+      hs.push_back(h = n + z * (h - n));
+    }
+    return stack(hs, 1);
+  }
   Tensor out = Tensor::make_result("gru", {B, T, H}, {&x, &h0, &w_x, &w_h, &b_x, &b_h}, Fill::uninitialized);
   const Scalar *px = x.data().data(), *ph0 = h0.data().data(), *pwx = w_x.data().data(), *pwh = w_h.data().data(),
                *pbx = b_x.data().data(), *pbh = b_h.data().data();
-  if (use_reference()) {
-    reference::gru_forward(px, ph0, pwx, pwh, pbx, pbh, out.data().data(), B, T, I, H);
-    if (out.records()) {
-      out.set_backward([xn = x.node(), h0n = h0.node(), wxn = w_x.node(), whn = w_h.node(), bxn = b_x.node(),
-                        bhn = b_h.node(), on = out.node(), B, T, I, H] {
-        Scalar *dx = grad_into(*xn), *dh0 = grad_into(*h0n), *dwx = grad_into(*wxn), *dwh = grad_into(*whn),
-               *dbx = grad_into(*bxn), *dbh = grad_into(*bhn);
-        reference::gru_backward(xn->data.data(), h0n->data.data(), wxn->data.data(), whn->data.data(), bxn->data.data(),
-                                bhn->data.data(), on->data.data(), on->grad.data(), dx, dh0, dwx, dwh, dbx, dbh, B, T,
-                                I, H);
-      });
-    }
-    return out;
-  }
-  auto saved = std::make_shared<fast::GatedSaved>();
-  fast::gru_forward(px, ph0, pwx, pwh, pbx, pbh, out.data().data(), *saved, B, T, I, H);
+  const KernelTable* fast = fast_kernels();
+  Saved saved = fast->gru_forward(px, ph0, pwx, pwh, pbx, pbh, out.data().data(), B, T, I, H);
   if (out.records()) {
     out.set_backward([xn = x.node(), h0n = h0.node(), wxn = w_x.node(), whn = w_h.node(), bxn = b_x.node(),
-                      bhn = b_h.node(), on = out.node(), saved, B, T, I, H] {
-      fast::gru_backward(*saved, wxn->data.data(), whn->data.data(), on->grad.data(), grad_target(*xn),
+                      bhn = b_h.node(), on = out.node(), fast, saved, B, T, I, H] {
+      fast->gru_backward(saved, wxn->data.data(), whn->data.data(), on->grad.data(), grad_target(*xn),
                          grad_target(*h0n), grad_target(*wxn), grad_target(*whn), grad_target(*bxn), grad_target(*bhn),
                          B, T, I, H);
     });

@@ -3,7 +3,7 @@
 # inside (seqgrad-engine.js), then the page, one HTML file holding the engine,
 # the worker and the page's script (seqgrad.html), that opens from disk.
 add_executable(seqgrad_web web/main.cpp)
-target_link_libraries(seqgrad_web PRIVATE seqgrad_web_api seqgrad_flags)
+target_link_libraries(seqgrad_web PRIVATE seqgrad_web_api seqgrad_runtime seqgrad_flags)
 set_target_properties(seqgrad_web PROPERTIES OUTPUT_NAME seqgrad-engine SUFFIX .js
                                              RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
 target_link_options(seqgrad_web PRIVATE

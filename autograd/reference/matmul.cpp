@@ -1,6 +1,4 @@
 // Matrix products, the way they are written on paper: one sum per element.
-#include <algorithm>
-
 #include "autograd/reference/reference.h"
 
 namespace ag::inline AG_PRECISION::reference {
@@ -46,16 +44,12 @@ void matmul_backward(const Scalar* a, const Scalar* b, const Scalar* dc, Scalar*
   }
 }
 
-// y = x @ w + bias, then max(0, y) when relu
-void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N, bool relu) {
+// y = x @ w + bias
+void linear_forward(const Scalar* x, const Scalar* w, const Scalar* bias, Scalar* y, int M, int K, int N) {
   matmul_forward(x, w, y, M, K, N);
-  for (int i = 0; i < M; ++i) {
-    for (int j = 0; j < N; ++j) {
-      Scalar& v = y[index(i, j, N)];
-      if (bias) v += bias[j];
-      if (relu) v = std::max(v, Scalar(0));
-    }
-  }
+  if (bias)
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) y[index(i, j, N)] += bias[j];
 }
 
 // db[j] = sum_i dy[i, j]: a bias is added to every row, so its gradient is the sum over rows
@@ -73,26 +67,6 @@ void linear_backward(const Scalar* x, const Scalar* w, const Scalar* dy, Scalar*
                      int K, int N) {
   matmul_backward(x, w, dy, dx, dw, M, K, N);
   if (dbias) column_sums(dy, dbias, M, N);
-}
-
-// hidden = max(0, x @ w1 + b1),  y = hidden @ w2 + b2
-void feed_forward_forward(const Scalar* x, const Scalar* w1, const Scalar* b1, const Scalar* w2, const Scalar* b2,
-                          Scalar* hidden, Scalar* y, int M, int C, int F, int N) {
-  linear_forward(x, w1, b1, hidden, M, C, F, /*relu=*/true);
-  linear_forward(hidden, w2, b2, y, M, F, N);
-}
-
-// in the forward pass this was: h = max(0, x w1 + b1), y = h w2 + b2, so now we have:
-//   dw2 = h^T dy,  db2 = column sums of dy,  dh = dy w2^T,
-//   dpre = dh where h > 0, else 0 (ReLU's derivative; h > 0 exactly where x w1 + b1 > 0),
-//   dw1 = x^T dpre,  db1 = column sums of dpre,  dx = dpre w1^T
-void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, const Scalar* hidden, const Scalar* dy,
-                           Scalar* dx, Scalar* dw1, Scalar* db1, Scalar* dw2, Scalar* db2, int M, int C, int F, int N) {
-  std::vector<Scalar> dpre(static_cast<std::size_t>(M) * static_cast<std::size_t>(F));
-  linear_backward(hidden, w2, dy, dpre.data(), dw2, db2, M, F, N);
-  for (std::size_t i = 0; i < dpre.size(); ++i)
-    if (!(hidden[i] > 0)) dpre[i] = 0;
-  linear_backward(x, w1, dpre.data(), dx, dw1, db1, M, C, F);
 }
 
 }  // namespace ag::inline AG_PRECISION::reference

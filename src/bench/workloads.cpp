@@ -6,8 +6,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "autograd/parallel.h"
-#include "autograd/stats.h"
+#include "autograd/backend.h"
 #include "src/nn/optim.h"
 
 namespace seqgrad::bench {

@@ -3,7 +3,7 @@
 // Adam update (lr 1e-3), on random tokens from a fixed seed.
 #pragma once
 
-#include "autograd/stats.h"
+#include "autograd/backend.h"
 
 #include <string>
 #include <vector>

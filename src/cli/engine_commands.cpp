@@ -5,10 +5,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "autograd/graph_dot.h"
-#include "autograd/op_checks.h"
 #include "src/cli/commands.h"
+#include "src/inspect/graph_dot.h"
 #include "src/inspect/graph_examples.h"
+#include "src/inspect/op_checks.h"
 
 namespace seqgrad::cli {
 

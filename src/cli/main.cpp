@@ -2,12 +2,7 @@
 // what goes wrong into one line and an exit code: 0 success, 1 a failure at
 // run time, 2 a usage error, 130 a run stopped by a signal.
 #include <fmt/core.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <CLI/CLI.hpp>
-#ifdef __GLIBC__
-#include <malloc.h>  // mallopt: glibc only
-#endif
 
 #include <cerrno>
 #include <cstdint>
@@ -18,34 +13,14 @@
 #include <set>
 #include <string_view>
 
+#include "autograd/backend.h"
 #include "autograd/errors.h"
-#include "autograd/kernel_path.h"
 #include "src/bench/workloads.h"
 #include "src/cli/commands.h"
 #include "src/io/memory.h"
+#include "src/runtime/runtime.h"
 
 namespace {
-
-// The heap those buffers come from gets 2 MiB pages (transparent huge pages,
-// where the kernel allows them on request): a step walks tens of MiB of
-// buffers over and over, and with 4 KiB pages their address translations do
-// not fit the TLB (docs/performance.md has the figures). The advice covers
-// what the heap holds when it is given, so the heap is made to grow by 1 GiB
-// of addresses at once, which holds the largest workload (transformer-wide
-// peaks near 260 MiB; with 64 MiB, three quarters of it had 4 KiB pages).
-// Memory is still only taken when touched. Advice only: where it is refused,
-// nothing else changes.
-void use_huge_pages_for_the_heap() {
-#if defined(MADV_HUGEPAGE) && defined(__GLIBC__)
-  constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
-  mallopt(M_TOP_PAD, 1 << 30);
-  void* block = std::malloc(1 << 20);  // the heap grows by this and the pad
-  const auto from = reinterpret_cast<std::uintptr_t>(block) & ~(kHugePage - 1);
-  const auto top = reinterpret_cast<std::uintptr_t>(sbrk(0));
-  std::free(block);
-  madvise(reinterpret_cast<void*>(from), top - from, MADV_HUGEPAGE);
-#endif
-}
 
 // The length of the UTF-8 character at s[i], or 0 when the bytes there are not
 // one (malformed, overlong, a surrogate, past U+10FFFF).
@@ -97,14 +72,7 @@ int output_written(int code) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A training step frees and reallocates the same large buffers over and over;
-  // keep freed memory in the process instead of returning it to the kernel and
-  // taking a page fault per page when it comes back.
-#ifdef __GLIBC__
-  mallopt(M_MMAP_THRESHOLD, 256 << 20);
-  mallopt(M_TRIM_THRESHOLD, 512 << 20);
-#endif
-  use_huge_pages_for_the_heap();
+  seqgrad::runtime::start();  // the engine's backend, the one choice of it above the engine
   CLI::App app{"seqgrad: why attention replaced recurrence, measured on a from-scratch autograd engine"};
   app.require_subcommand(1);
   // The build is part of the version: trained figures differ in their last digits between -march settings.
@@ -117,13 +85,15 @@ int main(int argc, char** argv) {
   seqgrad::cli::add_engine_commands(app, commands);
   seqgrad::cli::add_train_commands(app, commands);
   seqgrad::cli::add_inspect_commands(app, commands);
+  seqgrad::cli::add_bench_commands(app, commands);
   seqgrad::cli::add_lab_commands(app, commands);
   seqgrad::cli::add_exercise_commands(app, commands);
 
   // Every command that computes can run through the plain reference ops
   // instead of the fast kernels (autograd/reference/); the environment's
   // SEQGRAD_KERNELS sets the default.
-  std::string kernels = ag::to_string(ag::KernelPath::fast);
+  std::string kernels =
+      ag::to_string(seqgrad::runtime::fast_backend_built() ? ag::KernelPath::fast : ag::KernelPath::reference);
   if (const char* env = std::getenv("SEQGRAD_KERNELS")) {
     try {
       kernels = ag::to_string(ag::parse_kernel_path(env));
@@ -202,6 +172,11 @@ int main(int argc, char** argv) {
   const double available_at_start = seqgrad::io::available_memory_bytes();
   try {
     ag::set_kernel_path(ag::parse_kernel_path(kernels));
+    if (ag::kernel_path() == ag::KernelPath::fast && !seqgrad::runtime::fast_backend_built()) {
+      fmt::print(stderr,
+                 "seqgrad: this build has no fast kernels (cmake -DSEQGRAD_FAST=OFF); use --kernels reference\n");
+      return 2;
+    }
     for (const auto& [sub, run] : commands)
       if (*sub) return output_written(run());
   } catch (const CLI::Error& e) {  // an option judged once the run's checkpoint is read (sample --prompt)

@@ -10,7 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
-#include "autograd/parallel.h"
+#include "autograd/backend.h"
 #include "src/cli/commands.h"
 #include "src/tasks/eval_sets.h"
 #include "src/tasks/toy_language.h"

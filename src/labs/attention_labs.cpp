@@ -6,8 +6,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "autograd/backend.h"
 #include "autograd/ops.h"
-#include "autograd/stats.h"
 #include "src/labs/registry.h"
 #include "src/nn/model.h"
 #include "src/report/svg.h"

@@ -5,40 +5,22 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "autograd/parallel.h"
 #include "src/nn/choices.h"
 
 namespace seqgrad::nn {
 
 namespace {
 
-// A piece of one parameter's update: elements [begin, end) of parameter k.
+// Elements [begin, end) of parameter k.
 struct Piece {
   std::size_t k, begin, end;
 };
 
-// The pieces of every parameter that has a gradient, at most kPiece elements
-// each: update(piece) on each, shared by the threads when there are enough of
-// them. Every element's update is its own, so the bits are the same on any
-// number of threads. All the parameters at once, not one after the other: a
-// small model's parameters (4096 values each in the transformer workload) are
-// each too small to share, and one thread updated them all while the other
-// waited (3% of a two-thread step).
+// update(piece) on each parameter that has a gradient (size > 0), whole.
 template <class Update>
 void for_pieces(const std::vector<std::size_t>& sizes, Update update) {
-  constexpr std::size_t kPiece = std::size_t{1} << 14, kShared = std::size_t{1} << 16;
-  std::vector<Piece> pieces;
-  std::size_t total = 0;
-  for (std::size_t k = 0; k < sizes.size(); ++k) {
-    for (std::size_t begin = 0; begin < sizes[k]; begin += kPiece)
-      pieces.push_back({k, begin, std::min(sizes[k], begin + kPiece)});
-    total += sizes[k];
-  }
-  auto run = [&](int begin, int end) {
-    for (int q = begin; q < end; ++q) update(pieces[static_cast<std::size_t>(q)]);
-  };
-  if (total < kShared) return run(0, static_cast<int>(pieces.size()));
-  ag::parallel_for(static_cast<int>(pieces.size()), run);
+  for (std::size_t k = 0; k < sizes.size(); ++k)
+    if (sizes[k] > 0) update(Piece{k, 0, sizes[k]});
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 #include <cmath>
 #include "seqgrad_catch.hpp"
 
-#include "autograd/parallel.h"
+#include "autograd/backend.h"
 #include "src/nn/optim.h"
 
 using namespace seqgrad::nn;
@@ -46,6 +46,7 @@ TEST_CASE("AdamW decays weights apart from the gradient", "[optim]") {
   CHECK(p.data()[0] == Approx(2 - 0.5 * 0.1 * 2));
 }
 
+#ifdef SEQGRAD_FAST  // threads and the fast kernels: the fast build only
 TEST_CASE("a large parameter updated by two threads: the same bits as by one, for every kind", "[optim][threads]") {
   // From 64 Ki elements a parameter's update is cut into pieces for the threads.
   const int n = (1 << 16) + 123;  // a ragged last piece
@@ -73,7 +74,9 @@ TEST_CASE("a large parameter updated by two threads: the same bits as by one, fo
     CHECK(after[0] == after[1]);
   }
 }
+#endif  // SEQGRAD_FAST
 
+#ifdef SEQGRAD_FAST  // threads and the fast kernels: the fast build only
 TEST_CASE("many small parameters shared by two threads: each updated once, as by one thread", "[optim][threads]") {
   // Each parameter is below a piece; together they are enough to share, so the
   // pieces of all of them go to the threads at once. One parameter has no
@@ -115,6 +118,7 @@ TEST_CASE("many small parameters shared by two threads: each updated once, as by
   CHECK(after[0][3][5] == Approx(first_step(3, 5)).margin(1e-6));
   CHECK(after[0][7][5] == static_cast<ag::Scalar>(std::sin(0.37 * 5 + 7)));  // no gradient: unchanged
 }
+#endif  // SEQGRAD_FAST
 
 TEST_CASE("optimizer state round-trips, and resumes to the same weights", "[optim]") {
   ag::Tensor a = param_with_grad({1, 2}, {0.3, -0.7}), b = param_with_grad({1, 2}, {0.3, -0.7});

@@ -41,10 +41,10 @@ TEST_CASE(
          wide.model.layers == 4 && wide.batch == 16 && wide.len == 128));
   CHECK(seqgrad::bench::target_ratio("transformer-wide") == 0.7);
   CHECK(seqgrad::bench::target_ratio("lstm") == 0.5);
-  // The reference runs PyTorch's malloc with the thresholds seqgrad sets for itself (src/cli/main.cpp).
-  const std::string main_cpp = read(kRoot / "src/cli/main.cpp");
-  CHECK(main_cpp.find("mallopt(M_MMAP_THRESHOLD, 256 << 20);") != std::string::npos);
-  CHECK(main_cpp.find("mallopt(M_TRIM_THRESHOLD, 512 << 20);") != std::string::npos);
+  // The reference runs PyTorch's malloc with the thresholds seqgrad sets for itself (autograd/fast/heap.cpp).
+  const std::string heap_cpp = read(kRoot / "autograd/fast/heap.cpp");
+  CHECK(heap_cpp.find("mallopt(M_MMAP_THRESHOLD, 256 << 20);") != std::string::npos);
+  CHECK(heap_cpp.find("mallopt(M_TRIM_THRESHOLD, 512 << 20);") != std::string::npos);
   CHECK(script.find(
             R"(ALLOCATOR = {"MALLOC_MMAP_THRESHOLD_": str(256 << 20), "MALLOC_TRIM_THRESHOLD_": str(512 << 20)})") !=
         std::string::npos);

@@ -4,8 +4,7 @@
 #include "seqgrad_catch.hpp"
 
 #include "../temp_path.h"
-#include "autograd/kernel_path.h"
-#include "autograd/parallel.h"
+#include "autograd/backend.h"
 #include "src/train/checkpoint.h"
 #include "src/train/loss.h"
 #include "src/train/trainer.h"
@@ -166,6 +165,7 @@ TEST_CASE("loading refuses a missing or foreign run directory", "[checkpoint][er
   CHECK_THROWS_WITH(train::load_checkpoint(dir), dir + " holds no checkpoint (checkpoint.safetensors is missing)");
 }
 
+#ifdef SEQGRAD_FAST  // threads and the fast kernels: the fast build only
 TEST_CASE("two threads give bitwise the same loss curve as one", "[training][threads]") {
   for (const char* model : {"transformer", "lstm", "gru"}) {
     INFO(model);
@@ -180,7 +180,9 @@ TEST_CASE("two threads give bitwise the same loss curve as one", "[training][thr
     CHECK(one.eval.loss == two.eval.loss);
   }
 }
+#endif  // SEQGRAD_FAST
 
+#ifdef SEQGRAD_FAST  // threads and the fast kernels: the fast build only
 TEST_CASE("training through the reference ops gives the fast path's loss curve, to float rounding",
           "[training][reference]") {
   for (const char* model : {"transformer", "rnn", "lstm"}) {
@@ -199,3 +201,4 @@ TEST_CASE("training through the reference ops gives the fast path's loss curve, 
     }
   }
 }
+#endif  // SEQGRAD_FAST

@@ -1,9 +1,9 @@
 // Every op against central differences in float64, and the checker itself
 // shown able to fail.
+#include "autograd/backend.h"
 #include "autograd/gradcheck.h"
-#include "autograd/kernel_path.h"
-#include "autograd/op_checks.h"
 #include "autograd/ops.h"
+#include "src/inspect/op_checks.h"
 #include "test_util.h"
 
 using ag::Tensor;

@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "autograd/kernel_path.h"
+#include "autograd/backend.h"
 #include "autograd/ops.h"
 #include "autograd/rng.h"
 #include "test_util.h"

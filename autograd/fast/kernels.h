@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "autograd/backend.h"
 #include "autograd/scalar.h"
 
 namespace ag::inline AG_PRECISION::kernels {
@@ -110,6 +111,13 @@ double matmul_thread_seconds();
 
 // Which build of the matmul kernel this CPU runs: "avx512" or "generic" (the project's target).
 const char* kernel_name();
+
+// The rest of the meters that backend.h reads: the FLOPs so far, and the
+// products' time by kind and shape while shape timing (and matmul timing) is on.
+std::uint64_t flops_so_far();
+void set_shape_timing(bool on);
+std::vector<ProductShape> product_shapes();
+void clear_product_shapes();
 
 // Multiply-adds done by the matmul kernels so far, on every thread, times two (FLOPs).
 std::atomic<std::uint64_t>& matmul_flops();

@@ -3,11 +3,11 @@
 // dimension, so each value of a and b loaded from memory feeds NR or MR
 // multiply-adds instead of one. The inner loops have fixed trip counts and no
 // dependences, which the compiler turns into SIMD instructions.
-#include "autograd/kernels.h"
-#include "autograd/gemm_impl.h"
-#include "autograd/stats.h"
+#include "autograd/fast/kernels.h"
+#include "autograd/backend.h"
+#include "autograd/fast/gemm_impl.h"
 
-#include "autograd/parallel.h"
+#include "autograd/fast/parallel.h"
 
 #include <atomic>
 #include <chrono>
@@ -63,7 +63,7 @@ constexpr int kDirectColumns = 256;
 
 std::atomic<std::uint64_t> g_thread_ns{0};
 
-// The rows of product_shapes (stats.h), by kind and shape.
+// The rows of product_shapes (backend.h), by kind and shape.
 std::atomic<bool> g_shape_timing{false};
 struct Shapes {
   std::mutex mutex;
@@ -86,7 +86,7 @@ void counted(const char* kind, int M, int K, int N, Product product) {
   product();
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
   // The threads that worked on it.
-  const int width = shared_by_threads(M, K, N) ? num_threads() : 1;
+  const int width = shared_by_threads(M, K, N) ? pool_threads() : 1;
   g_thread_ns += static_cast<std::uint64_t>(ns) * static_cast<std::uint64_t>(width);
   if (!g_shape_timing.load(std::memory_order_relaxed)) return;
   Shapes& s = shapes();
@@ -317,18 +317,14 @@ void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M,
 
 }  // namespace ag::inline AG_PRECISION::kernels
 
-namespace ag::inline AG_PRECISION {
+// The meters of backend.h, as this backend offers them (install.cpp).
+namespace ag::inline AG_PRECISION::kernels {
 
-std::uint64_t matmul_flops() { return kernels::matmul_flops().load(); }
-const char* matmul_kernel() { return kernels::kernel_name(); }
-double fma_loop_flops(long rounds) { return kernels::fma_loop(rounds); }
-void set_matmul_timing(bool on) { kernels::set_matmul_timing(on); }
-double matmul_thread_seconds() { return kernels::matmul_thread_seconds(); }
-
-void set_shape_timing(bool on) { kernels::g_shape_timing = on; }
+std::uint64_t flops_so_far() { return matmul_flops().load(); }
+void set_shape_timing(bool on) { g_shape_timing = on; }
 
 std::vector<ProductShape> product_shapes() {
-  kernels::Shapes& s = kernels::shapes();
+  Shapes& s = shapes();
   std::vector<ProductShape> out;
   {
     const std::lock_guard<std::mutex> lock(s.mutex);
@@ -340,9 +336,9 @@ std::vector<ProductShape> product_shapes() {
 }
 
 void clear_product_shapes() {
-  kernels::Shapes& s = kernels::shapes();
+  Shapes& s = shapes();
   const std::lock_guard<std::mutex> lock(s.mutex);
   s.rows.clear();
 }
 
-}  // namespace ag::inline AG_PRECISION
+}  // namespace ag::inline AG_PRECISION::kernels

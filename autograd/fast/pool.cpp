@@ -9,20 +9,14 @@
 // another size, the last model of a lab), and the pool never holds more than
 // kMaxBytes, so a run whose sizes keep changing cannot grow it for ever.
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <cstdlib>
-#include <limits>
-#include <memory>
-#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "autograd/buffers.h"
-#include "autograd/tensor.h"
+#include "autograd/fast/fast.h"
 
-namespace ag::inline AG_PRECISION {
+namespace ag::inline AG_PRECISION::fast {
 
 namespace {
 
@@ -53,22 +47,9 @@ Pool& pool() {
   return p;
 }
 
-std::atomic<bool>& poisoning() {
-  static std::atomic<bool> on{std::getenv("SEQGRAD_POISON_BUFFERS") &&
-                              std::string_view(std::getenv("SEQGRAD_POISON_BUFFERS")) == "1"};
-  return on;
-}
-
-std::vector<Scalar> poisoned(std::vector<Scalar> v) {
-  if (poisoning()) std::fill(v.begin(), v.end(), std::numeric_limits<Scalar>::quiet_NaN());
-  return v;
-}
-
 }  // namespace
 
-namespace detail {
-
-std::vector<Scalar> take_buffer(std::size_t n) {
+std::vector<Scalar> pool_take(std::size_t n) {
   if (n >= kMinElements && !pool_gone) {
     Pool& p = pool();
     auto it = p.free.find(n);
@@ -76,13 +57,13 @@ std::vector<Scalar> take_buffer(std::size_t n) {
       std::vector<Scalar> v = std::move(it->second.back().buffer);
       it->second.pop_back();
       p.bytes -= n * sizeof(Scalar);
-      return poisoned(std::move(v));  // n elements, as its last owner left them
+      return v;  // n elements, as its last owner left them
     }
   }
-  return poisoned(std::vector<Scalar>(n));
+  return std::vector<Scalar>(n);
 }
 
-void recycle(std::vector<Scalar>& v) {
+void pool_recycle(std::vector<Scalar>& v) {
   const std::size_t n = v.size();
   if (n >= kMinElements && !pool_gone && v.capacity() == n && pool().bytes + n * sizeof(Scalar) <= kMaxBytes) {
     pool().bytes += n * sizeof(Scalar);
@@ -91,7 +72,7 @@ void recycle(std::vector<Scalar>& v) {
   std::vector<Scalar>().swap(v);  // empty, its memory (if not pooled) freed
 }
 
-void next_step() {
+void pool_next_step() {
   if (pool_gone) return;
   Pool& p = pool();
   ++p.step;
@@ -103,23 +84,12 @@ void next_step() {
   }
 }
 
-std::shared_ptr<std::vector<Scalar>> take_scratch(std::size_t n) {
-  return {new std::vector<Scalar>(take_buffer(n)), [](std::vector<Scalar>* v) {
-            recycle(*v);
-            delete v;
-          }};
-}
-
-}  // namespace detail
-
-void release_buffers() {
+void pool_release() {
   if (pool_gone) return;
   pool().free.clear();
   pool().bytes = 0;
 }
 
-std::size_t pooled_bytes() { return pool_gone ? 0 : pool().bytes; }
+std::size_t pool_bytes() { return pool_gone ? 0 : pool().bytes; }
 
-void poison_buffers(bool on) { poisoning() = on; }
-
-}  // namespace ag::inline AG_PRECISION
+}  // namespace ag::inline AG_PRECISION::fast

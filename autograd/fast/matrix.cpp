@@ -4,9 +4,9 @@
 #include <memory>
 
 #include "autograd/buffers.h"
-#include "autograd/fast.h"
-#include "autograd/kernels.h"
-#include "autograd/rows.h"
+#include "autograd/fast/fast.h"
+#include "autograd/fast/kernels.h"
+#include "autograd/fast/rows.h"
 
 namespace ag::inline AG_PRECISION::fast {
 

@@ -6,10 +6,10 @@
 #include <initializer_list>
 #include <vector>
 
-#include "autograd/fast.h"
-#include "autograd/kernels.h"
-#include "autograd/parallel.h"
-#include "autograd/rows.h"
+#include "autograd/fast/fast.h"
+#include "autograd/fast/kernels.h"
+#include "autograd/fast/parallel.h"
+#include "autograd/fast/rows.h"
 
 namespace ag::inline AG_PRECISION::fast {
 

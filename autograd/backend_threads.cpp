@@ -1,8 +1,9 @@
-#include "autograd/kernel_path.h"
-
+// The seam's half that both builds of the engine share (backend.h): which
+// kernels run, and the threads a backend may offer.
 #include <atomic>
 #include <cstdlib>
 
+#include "autograd/backend.h"
 #include "autograd/errors.h"
 
 namespace ag {
@@ -15,6 +16,7 @@ KernelPath from_environment() {
   return env && std::string(env) == "reference" ? KernelPath::reference : KernelPath::fast;
 }
 std::atomic<KernelPath> g_path{from_environment()};
+const ThreadTable* g_threads = nullptr;
 }  // namespace
 
 KernelPath kernel_path() { return g_path.load(std::memory_order_relaxed); }
@@ -27,5 +29,25 @@ KernelPath parse_kernel_path(const std::string& name) {
 }
 
 const char* to_string(KernelPath path) { return path == KernelPath::reference ? "reference" : "fast"; }
+
+void offer_threads(const ThreadTable& table) { g_threads = &table; }
+
+void set_num_threads(int n) {
+  if (g_threads) return g_threads->set_threads(n);
+  if (n != 1) throw ValueError("this build has no fast backend, so it runs on one thread; got " + std::to_string(n));
+}
+
+int num_threads() { return g_threads ? g_threads->threads() : 1; }
+
+void for_pieces(std::size_t n, std::size_t piece, std::size_t values,
+                const std::function<void(std::size_t, std::size_t)>& fn) {
+  if (g_threads) return g_threads->pieces(n, piece, values, fn);
+  fn(0, n);
+}
+
+void for_range(int n, const std::function<void(int, int)>& fn) {
+  if (g_threads) return g_threads->parallel_for(n, fn);
+  if (n > 0) fn(0, n);
+}
 
 }  // namespace ag

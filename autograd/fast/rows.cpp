@@ -1,4 +1,4 @@
-#include "autograd/rows.h"
+#include "autograd/fast/rows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
-#include "autograd/fastmath.h"
-#include "autograd/parallel.h"
+#include "autograd/fast/fastmath.h"
+#include "autograd/fast/parallel.h"
 
 namespace ag::inline AG_PRECISION::detail {
 

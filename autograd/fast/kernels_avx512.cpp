@@ -4,8 +4,8 @@
 // AVX-512 (valgrind's virtual CPU does not, so memcheck runs the other).
 #define SEQGRAD_TILE_ROWS 6
 #define SEQGRAD_TILE_BYTES 256  // 64 floats: four 512-bit registers per row, 24 accumulators
-#include "autograd/gemm_impl.h"
-#include "autograd/kernels.h"
+#include "autograd/fast/gemm_impl.h"
+#include "autograd/fast/kernels.h"
 
 namespace ag::inline AG_PRECISION::kernels {
 

@@ -4,9 +4,10 @@
 // SEQGRAD_BENCH_THREADS=2 runs the ops on two threads (the pool's split).
 #include <benchmark/benchmark.h>
 
-#include "autograd/kernels.h"
+#include "autograd/fast/install.h"
+#include "autograd/fast/kernels.h"
+#include "autograd/fast/parallel.h"
 #include "autograd/ops.h"
-#include "autograd/parallel.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -161,13 +162,14 @@ BENCHMARK(BM_FeedForwardForwardBackward)->Arg(0)->Arg(1);
 }  // namespace
 
 int main(int argc, char** argv) {
+  ag::install_fast_f32();
   if (const char* threads = std::getenv("SEQGRAD_BENCH_THREADS")) {
     const int n = std::atoi(threads);
     if (n < 1 || n > 256) {
       std::fprintf(stderr, "SEQGRAD_BENCH_THREADS: expected 1 to 256 threads, got '%s'\n", threads);
       return 1;
     }
-    ag::set_num_threads(n);
+    ag::set_pool_threads(n);
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -1,6 +1,6 @@
 // Every op, checked against central differences on random inputs. Built into
 // the float64 engine only (see op_checks.h).
-#include "autograd/op_checks.h"
+#include "src/inspect/op_checks.h"
 
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"

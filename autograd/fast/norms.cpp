@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "autograd/fast.h"
-#include "autograd/fastmath.h"
-#include "autograd/rows.h"
+#include "autograd/fast/fast.h"
+#include "autograd/fast/fastmath.h"
+#include "autograd/fast/rows.h"
 
 namespace ag::inline AG_PRECISION::fast {
 

@@ -1,4 +1,4 @@
-#include "autograd/parallel.h"
+#include "autograd/fast/parallel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -130,12 +130,12 @@ std::unique_ptr<Pool>& pool() {
 
 }  // namespace
 
-void set_num_threads(int n) {
-  if (n < 1 || n > 256) throw ValueError("set_num_threads: expected 1 to 256 threads, got " + std::to_string(n));
+void set_pool_threads(int n) {
+  if (n < 1 || n > 256) throw ValueError("set_pool_threads: expected 1 to 256 threads, got " + std::to_string(n));
   if (n != pool()->size()) pool() = std::make_unique<Pool>(n);
 }
 
-int num_threads() { return pool()->size(); }
+int pool_threads() { return pool()->size(); }
 
 bool inside_parallel_chunk() { return t_inside_chunk; }
 

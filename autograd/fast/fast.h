@@ -1,4 +1,5 @@
-// The fast versions of the reference ops (autograd/reference/reference.h):
+// The fast versions of the core's ops (autograd/reference/reference.h and the
+// compositions of ops_*.cpp):
 // the same results, to float rounding, from the kernels of kernels.h and
 // rows.h (register tiles, rows in lanes, blocks that skip the masked
 // future, fewer passes over memory). The signatures are the reference's but
@@ -33,7 +34,17 @@ inline void land(GradTarget to, const Scalar* from, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) to.data[i] += from[i];
 }
 
-// The products and the FFN (fast_matrix.cpp): the reference's signatures.
+// The buffer pool (pool.cpp), offered to the core as its memory (backend.h):
+// a vector of n elements holding whatever its last owner left; the hand-back,
+// which leaves v empty; the start of a backward pass, which frees what has
+// sat unused for a few of them; everything freed; the bytes held now.
+std::vector<Scalar> pool_take(std::size_t n);
+void pool_recycle(std::vector<Scalar>& v);
+void pool_next_step();
+void pool_release();
+std::size_t pool_bytes();
+
+// The products and the FFN (matrix.cpp): the reference's signatures.
 void matmul_forward(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);
 void matmul_backward(const Scalar* a, const Scalar* b, const Scalar* dc, GradTarget da, GradTarget db, int M, int K,
                      int N);
@@ -48,7 +59,7 @@ void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, 
                            GradTarget dx, GradTarget dw1, GradTarget db1, GradTarget dw2, GradTarget db2, int M, int C,
                            int F, int N);
 
-// Softmax, log-softmax, cross-entropy's forward, layer norm (fast_rows.cpp): the reference's signatures
+// Softmax, log-softmax, cross-entropy's forward, layer norm (norms.cpp): the reference's signatures
 // (cross-entropy's backward, probabilities minus the one-hot target, has no faster form).
 void softmax_forward(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V);
 void softmax_backward(const Scalar* y, const Scalar* dy, GradTarget dx, std::size_t rows, std::size_t V);
@@ -61,7 +72,7 @@ void layer_norm_forward(const Scalar* x, const Scalar* gamma, const Scalar* beta
 void layer_norm_backward(const Scalar* x, const Scalar* gamma, const Scalar* mean, const Scalar* rstd, const Scalar* dy,
                          GradTarget dx, GradTarget dgamma, GradTarget dbeta, std::size_t rows, std::size_t C);
 
-// Attention (fast_attention.cpp). The weights are written only where the
+// Attention (attention.cpp). The weights are written only where the
 // backward reads them (the rows' seen keys) unless `whole_weights` asks for
 // every entry (zeros in the masked future), as when they are handed out.
 void attention_forward(const Scalar* q, const Scalar* k, const Scalar* v, Scalar* out, Scalar* weights, int B, int T,
@@ -70,7 +81,7 @@ void attention_backward(const Scalar* q, const Scalar* k, const Scalar* v, const
                         GradTarget dq, GradTarget dk, GradTarget dv, int B, int T, int C, int heads, bool causal,
                         Scalar scale);
 
-// The vanilla RNN (fast_rnn.cpp). The forward keeps x and the states in
+// The vanilla RNN (rnn.cpp). The forward keeps x and the states in
 // time-major order (T, B, ...), each step's rows side by side, for its backward.
 struct RnnSaved {
   std::vector<Scalar> xt;  // x as (T, B, I)
@@ -81,7 +92,7 @@ void rnn_forward(const Scalar* x, const Scalar* h0, const Scalar* w_x, const Sca
 void rnn_backward(const RnnSaved& saved, const Scalar* w_x, const Scalar* w_h, const Scalar* dout, GradTarget dx,
                   GradTarget dh0, GradTarget dw_x, GradTarget dw_h, GradTarget db, int B, int T, int I, int H);
 
-// The LSTM and the GRU (fast_gated.cpp), the same way, gates in the
+// The LSTM and the GRU (gated.cpp), the same way, gates in the
 // reference's order (LSTM [i | f | g | o], GRU [r | z | n]). What the
 // forward keeps for the backward:
 struct GatedSaved {

@@ -1,4 +1,4 @@
-#include "autograd/graph_dot.h"
+#include "src/inspect/graph_dot.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,8 +1,8 @@
 #include <algorithm>
 
-#include "autograd/graph_dot.h"
 #include "autograd/ops.h"
-#include "test_util.h"
+#include "engine/test_util.h"
+#include "src/inspect/graph_dot.h"
 
 TEST_CASE("the DOT export has a box per node and an arrow per input", "[dot]") {
   ag::Tensor w = test::param({2}, {3, 4});

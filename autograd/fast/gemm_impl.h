@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/kernels.h"
-#include "autograd/parallel.h"
+#include "autograd/fast/kernels.h"
+#include "autograd/fast/parallel.h"
 #include "autograd/scalar.h"
 
 namespace ag::inline AG_PRECISION::kernels {
@@ -90,7 +90,7 @@ inline void prefetch_block(const Scalar* x, long ld, int rows, int cols) {
 constexpr double kParallelWork = 1 << 20;
 // Whether gemm shares a product of M N K multiply-adds between the threads.
 inline bool shared_by_threads(int M, int K, int N) {
-  return static_cast<double>(M) * N * K >= kParallelWork && num_threads() > 1 && !inside_parallel_chunk();
+  return static_cast<double>(M) * N * K >= kParallelWork && pool_threads() > 1 && !inside_parallel_chunk();
 }
 // Values below which a copy (packing, a transpose) stays on one thread.
 constexpr double kParallelCopy = 1 << 16;
@@ -326,7 +326,7 @@ inline void gemm(const Scalar* a, long a_rs, long a_cs, const Scalar* b, long ld
   // Two ways to share the product between the threads (see the end): by rows
   // of c, or, when there are too few rows for every thread's share to be a
   // whole block of them, by column panels.
-  const bool by_columns = parallel && M < kColumnSplitRows * num_threads() && full_panels >= num_threads();
+  const bool by_columns = parallel && M < kColumnSplitRows * pool_threads() && full_panels >= pool_threads();
   // A b that many products read comes with its panels copied once (`panels`).
   const Scalar* packed_b = full_panels > 0 ? panels : nullptr;
   Scalar* copy_to = nullptr;  // where this product copies them, if it does

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "autograd/fast.h"
-#include "autograd/fastmath.h"
-#include "autograd/kernels.h"
+#include "autograd/fast/fast.h"
+#include "autograd/fast/fastmath.h"
+#include "autograd/fast/kernels.h"
 
 namespace ag::inline AG_PRECISION::fast {
 

@@ -9,8 +9,8 @@
 
 namespace ag {
 
-void set_num_threads(int n);  // 1 (the default) runs everything on the calling thread
-int num_threads();
+void set_pool_threads(int n);  // 1 (the default) runs everything on the calling thread
+int pool_threads();
 
 // fn(begin, end) over [0, n), in pieces on the pool's threads and this one
 // (fn may be called more than once on a thread, for pieces in any order);
