@@ -23,6 +23,7 @@ void add_exercise_commands(CLI::App& app,
                            std::vector<std::pair<CLI::App*, Runner>>& commands);  // exercise: list, start, check
 void add_inspect_commands(CLI::App& app,
                           std::vector<std::pair<CLI::App*, Runner>>& commands);  // grads, paths, attention, compare
+void add_bench_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);  // bench
 
 // Writes `text` to `path` whole (a temporary file beside it, renamed into
 // place); throws std::runtime_error("cannot write PATH") when it cannot.

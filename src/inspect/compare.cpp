@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "autograd/stats.h"
+#include "autograd/backend.h"
 #include "src/train/loss.h"
+#include "src/train/run.h"
 
 namespace seqgrad::inspect {
 
@@ -28,12 +29,12 @@ train::TrainConfig contender_config(const CompareConfig& c, const std::string& m
 }
 
 // FLOPs of the matmul kernels over one training step (forward and backward) of a fresh model.
-double flops_per_step(const train::TrainConfig& config, const tasks::Task& task) {
-  const auto model = nn::make_model(config.model, config.seed);
+double flops_per_step(const train::TrainConfig& config, const std::shared_ptr<tasks::Task>& task) {
+  const train::Run run = train::make_run(config, task);
   ag::Rng rng(config.seed);
-  const tasks::Batch batch = task.sample(config.batch, rng);
+  const tasks::Batch batch = task->sample(config.batch, rng);
   const std::uint64_t before = ag::matmul_flops();
-  train::score_batch(*model, task.info(), batch).loss.backward();
+  train::score_batch(*run.model, task->info(), batch).loss.backward();
   return static_cast<double>(ag::matmul_flops() - before);
 }
 
@@ -69,12 +70,13 @@ long count_at(const std::string& model, const tasks::TaskOptions& task, const ta
 }
 }  // namespace
 
-long parameter_count(const std::string& model, const tasks::TaskOptions& task, int d_model) {
-  return count_at(model, task, tasks::make_task(task)->info(), d_model);
+long parameter_count(const std::string& model, const tasks::TaskOptions& task, const tasks::TaskInfo& info,
+                     int d_model) {
+  return count_at(model, task, info, d_model);
 }
 
-int width_for_parameters(const std::string& model, const tasks::TaskOptions& task, long target) {
-  const tasks::TaskInfo info = tasks::make_task(task)->info();
+int width_for_parameters(const std::string& model, const tasks::TaskOptions& task, const tasks::TaskInfo& info,
+                         long target) {
   const auto count = [&](int width) { return count_at(model, task, info, width); };
   // The count grows with the width (about as its square): bisect, then take the nearer neighbour.
   int lo = 1, hi = 2048;
@@ -93,23 +95,32 @@ CompareResult run_compare(const CompareConfig& config,
   config.validate();
   CompareResult result;
   result.config = config;
-  const auto task = tasks::make_task(config.task);
+  const std::shared_ptr<tasks::Task> task = tasks::make_task(config.task);  // once, for every contender
   result.info = task->info();
   // One fixed batch, the first held-out one, for every gradient profile.
   const tasks::Batch probe = task->eval_batches(config.batch, config.batch, train::eval_seed(config.seed)).front();
+  std::vector<int> path_lengths = config.path_lengths;
+  if (path_lengths.empty()) {  // 8, 16, ... below the task's sequence length, then that length
+    const int T = result.info.seq_len;
+    for (int len = 8; len < T; len *= 2) path_lengths.push_back(len);
+    path_lengths.push_back(T);
+  }
+  result.config.path_lengths = path_lengths;
   int max_len = 0;
-  for (int len : config.path_lengths) max_len = std::max(max_len, len);
+  for (int len : path_lengths) max_len = std::max(max_len, len);
 
-  const long transformer_params = config.match_params ? parameter_count("transformer", config.task, config.d_model) : 0;
+  const long transformer_params =
+      config.match_params ? parameter_count("transformer", config.task, result.info, config.d_model) : 0;
   for (const std::string& name : config.models) {
     Contender c;
     c.model = name;
     c.d_model = config.match_params && name != "transformer"
-                    ? width_for_parameters(name, config.task, transformer_params)
+                    ? width_for_parameters(name, config.task, result.info, transformer_params)
                     : config.d_model;
     train::TrainConfig tc = contender_config(config, name, c.d_model);
     train::RunOptions options;
     options.observer = observer_for(name);
+    options.task = task;
     options.inspect_every = std::max(1, config.steps / config.snapshots);
     options.inspect = [&](long step, const nn::SequenceModel& model) {
       c.snapshot_steps.push_back(step);
@@ -120,13 +131,13 @@ CompareResult run_compare(const CompareConfig& config,
     c.accuracy_by_distance = accuracy_by_distance(model, c.run.config, c.run.eval);
     if (name == "rnn") c.chains = jacobian_chains(model, probe, {0.5, 1.0, 1.5});
     if (name == "transformer") c.attention = attention_maps(model, *task, "", train::eval_seed(config.seed));
-    c.flops_per_step = flops_per_step(c.run.config, *task);
+    c.flops_per_step = flops_per_step(c.run.config, task);
     // Path lengths depend on the architecture, not the weights: measured on a
     // fresh model of the same shape, long enough for every length asked.
     train::TrainConfig shape = c.run.config;
     shape.model.max_len = std::max(shape.model.max_len, max_len);
     const auto fresh = nn::make_model(shape.model, config.seed);
-    for (int len : config.path_lengths) c.paths.push_back(measure_paths(*fresh, len));
+    for (int len : path_lengths) c.paths.push_back(measure_paths(*fresh, len));
     result.contenders.push_back(std::move(c));
   }
   return result;

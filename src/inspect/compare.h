@@ -27,8 +27,8 @@ struct CompareConfig {
   int d_model = 64;
   std::uint64_t seed = 0;
   int eval_size = 512;
-  int snapshots = 15;  // gradient profiles recorded over training (the heatmap's rows)
-  std::vector<int> path_lengths{8, 16, 32, 64};
+  int snapshots = 15;                            // gradient profiles recorded over training (the heatmap's rows)
+  std::vector<int> path_lengths{8, 16, 32, 64};  // empty: 8, 16, ... up to the task's sequence length
   // Size each recurrent model's width so that its parameter count comes
   // closest to the Transformer's at d_model (the models otherwise differ
   // about tenfold in size at one width).
@@ -62,9 +62,11 @@ struct CompareResult {
 };
 
 // The parameter count of a fresh `model` of width d_model on the task.
-long parameter_count(const std::string& model, const tasks::TaskOptions& task, int d_model);
+long parameter_count(const std::string& model, const tasks::TaskOptions& task, const tasks::TaskInfo& info,
+                     int d_model);
 // The width at which a fresh `model` has the parameter count nearest to `target`.
-int width_for_parameters(const std::string& model, const tasks::TaskOptions& task, long target);
+int width_for_parameters(const std::string& model, const tasks::TaskOptions& task, const tasks::TaskInfo& info,
+                         long target);
 
 // `observer_for(model)` gives the progress display of each contender's run.
 CompareResult run_compare(const CompareConfig& config,

@@ -5,6 +5,7 @@
 #include "src/report/terminal.h"
 #include "src/train/checkpoint.h"
 #include "src/train/config.h"
+#include "src/train/run.h"
 
 namespace seqgrad::inspect {
 
@@ -15,7 +16,7 @@ GradsReport run_grads(const GradsConfig& g,
   const std::vector<std::string> kinds = g.checkpoint.empty() ? g.models : std::vector<std::string>{""};
   for (const std::string& kind : kinds) {
     std::shared_ptr<nn::SequenceModel> model;
-    std::unique_ptr<tasks::Task> task;
+    std::shared_ptr<tasks::Task> task;
     train::TrainConfig c;
     if (!g.checkpoint.empty()) {
       train::Checkpoint ck = train::load_checkpoint(g.checkpoint);
@@ -26,11 +27,9 @@ GradsReport run_grads(const GradsConfig& g,
       c = train::fresh_config(kind, g.task, g.d_model, g.steps, g.seed);
       c.model.init = g.init;
       c.batch = g.batch;
-      task = tasks::make_task(c.task);
-    }
-    if (g.checkpoint.empty()) {
-      train::complete_from_task(c, task->info());
-      c.validate();
+      train::Run planned = train::plan_run(c);
+      c = planned.config;
+      task = planned.task;
     }
     report.task = task->info().name;
     report.len = task->info().len;
@@ -46,9 +45,10 @@ GradsReport run_grads(const GradsConfig& g,
         m.heat_rows.push_back(gradient_profile(trained, *task, probe).grad_norm_x);
       };
       o.observer = observer_for(c.model.kind + " on " + task->info().name);
+      o.task = task;
       model = train::run_training(c, o).model;
     } else if (!model) {
-      model = nn::make_model(c.model, c.seed);
+      model = train::make_run(c, task).model;
     }
     m.profile = gradient_profile(*model, *task, probe);
     if (c.model.kind == "rnn") m.chains = jacobian_chains(*model, probe, {0.5, 1.0, 1.5});

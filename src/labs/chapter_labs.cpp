@@ -12,6 +12,7 @@
 #include "src/labs/registry.h"
 #include "src/nn/transformer.h"
 #include "src/report/svg.h"
+#include "src/train/run.h"
 #include "src/train/trainer.h"
 
 namespace seqgrad::labs {
@@ -178,7 +179,7 @@ LabResult context_vector() {
 // the query gives the key, before training and after.
 LabResult attention_learned() {
   LabResult r;
-  const auto task = tasks::make_task({"recall", 16, "", ""});
+  const std::shared_ptr<tasks::Task> task = tasks::make_task({"recall", 16, "", ""});
   const tasks::Batch batch = task->eval_batches(64, 64, 1).front();
   const int T = batch.T;
   // The query's weight on the key (position 0), the mean over the sequences:
@@ -229,10 +230,12 @@ LabResult attention_learned() {
   for (std::uint64_t seed : {0, 1, 2}) {
     train::TrainConfig c = small_config({"recall", 16, "", ""}, 2, 4, 300, seed);
     c.eval_size = 256;
-    complete_from_task(c, task->info());
-    const auto untrained = nn::make_model(c.model, c.seed);
+    const train::Run fresh = train::make_run(c, task);  // the model training starts from
+    const nn::SequenceModel* untrained = fresh.model.get();
     const auto [before_mean, before_top] = weight_on_key(*untrained);
-    const train::TrainResult trained = train::run_training(c, {});
+    train::RunOptions once;
+    once.task = task;
+    const train::TrainResult trained = train::run_training(fresh.config, once);
     const auto [after_mean, after_top] = weight_on_key(*trained.model);
     if (seed == 0) {
       chart.series.push_back(query_row(*untrained));

@@ -9,6 +9,7 @@
 #include "src/nn/model.h"
 #include "src/tasks/task.h"
 #include "src/tasks/toy_language.h"
+#include "src/train/run.h"
 #include "src/train/trainer.h"
 
 namespace seqgrad::labs {
@@ -105,7 +106,7 @@ LabResult agreement() {
   LabResult r;
   constexpr int kSteps = 1500;
   const tasks::TaskOptions words{"words", 0, "", ""};
-  const auto task = tasks::make_task(words);
+  const std::shared_ptr<tasks::Task> task = tasks::make_task(words);
   const Probe probe = agreement_probe(*task);
   r.lines.push_back(
       fmt::format("{} prompts \". the N1 that the N2 V2\", N2 of the other number (\". the cat that the dogs chase\"): "
@@ -116,9 +117,11 @@ LabResult agreement() {
   for (std::uint64_t seed : {0, 1, 2}) {
     train::TrainConfig c = small_config(words, 2, 4, kSteps, seed);
     c.model.layers = 2;
-    complete_from_task(c, task->info());
-    const AgreementFigures before = measure(*nn::make_model(c.model, c.seed), *task, probe);
-    const train::TrainResult trained = train::run_training(c, {});
+    const train::Run fresh = train::make_run(c, task);  // the model training starts from
+    const AgreementFigures before = measure(*fresh.model, *task, probe);
+    train::RunOptions once;
+    once.task = task;
+    const train::TrainResult trained = train::run_training(fresh.config, once);
     const AgreementFigures after = measure(*trained.model, *task, probe);
     // The head that looks most at the subject, after training.
     std::size_t top = 0;

@@ -11,6 +11,7 @@
 #include "src/nn/init.h"
 #include "src/nn/transformer.h"
 #include "src/tasks/task.h"
+#include "src/train/run.h"
 #include "src/train/trainer.h"
 
 namespace seqgrad::labs {
@@ -343,9 +344,8 @@ LabResult value_proj() {
   LabResult r;
   // 1. One head, random weights: a layer without W_V whose W_O is W_V W_O (and b_O is b_V W_O + b_O: a softmax
   // row sums to 1, so the bias of V comes through whole) gives the same logits.
-  const auto task = tasks::make_task({"lookback", 0, "", ""});
-  train::TrainConfig with = small_config({"lookback", 0, "", ""}, 1, 4, 1, 0);
-  complete_from_task(with, task->info());
+  const std::shared_ptr<tasks::Task> task = tasks::make_task({"lookback", 0, "", ""});
+  const train::TrainConfig with = train::plan_run(small_config({"lookback", 0, "", ""}, 1, 4, 1, 0), task).config;
   nn::ModelConfig without_config = with.model;
   without_config.value_proj = false;
   const auto a = nn::make_model(with.model, 1), b = nn::make_model(without_config, 2);

@@ -1,4 +1,5 @@
 #include "src/train/trainer.h"
+#include "src/train/run.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -215,12 +216,13 @@ EvalResult evaluate(const nn::SequenceModel& model, const tasks::Task& task, int
 
 TrainResult run_training(TrainConfig config, const RunOptions& options) {
   TrainResult result;
-  std::unique_ptr<nn::SequenceModel> model;
-  std::unique_ptr<nn::Optimizer> optimizer;
+  Run run;  // a fresh run's parts (run.h), or those of the run resumed
+  std::unique_ptr<nn::SequenceModel>& model = run.model;
+  std::unique_ptr<nn::Optimizer>& optimizer = run.optimizer;
+  std::shared_ptr<tasks::Task>& task = run.task;
   std::string out_dir = options.out_dir.empty() ? options.resume_dir : options.out_dir;
   const RunLock lock(out_dir, out_dir != options.resume_dir);
   if (options.resume_dir.empty() || out_dir != options.resume_dir) check_fresh(out_dir, options.overwrite);
-  std::unique_ptr<tasks::Task> task;
   if (!options.resume_dir.empty()) {
     Checkpoint ck = load_checkpoint(options.resume_dir, options.text, options.observer.on_message);
     config = ck.config;
@@ -242,9 +244,8 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     // the run can be evaluated from anywhere, and an edited text is noticed.
     if (!config.task.text_path.empty())
       config.task.text_path = std::filesystem::absolute(config.task.text_path).string();
-    task = tasks::make_task(config.task);
-    complete_from_task(config, task->info());
-    config.validate();
+    run = plan_run(config, options.task);
+    config = run.config;
     // Without the causal mask, position t of such a task sees the input at
     // t+1, which is its own target: the model would learn to copy the answer.
     if (config.model.kind == "transformer" && !config.model.causal && task->info().teacher_forced)
@@ -266,8 +267,8 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   }
   check_memory(config, info);
   if (!model) {
-    model = nn::make_model(config.model, config.seed);
-    optimizer = std::make_unique<nn::Optimizer>(model->named_parameters(), config.optim);
+    run.config = config;
+    build_model(run);
   }
   result.config = config;
   result.params = model->num_parameters();

@@ -67,6 +67,7 @@ struct RunOptions {
   std::optional<int> checkpoint_every;      // with resume: a new checkpoint interval
   std::optional<int> eval_size;             // with resume: a new size of the final evaluation
   std::string text;                         // with resume: read the run's text (lm, words) from here
+  std::shared_ptr<tasks::Task> task;        // a fresh run's task, made once by the caller; none: made here
   const std::atomic<bool>* stop = nullptr;  // set (by a signal handler) to finish the step, save and return
   TrainObserver observer;
   // Called before the first step, after every `inspect_every` steps and after the last, with the

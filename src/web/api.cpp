@@ -18,6 +18,7 @@
 #include "src/text/catalogue.h"
 #include "src/train/config.h"
 #include "src/train/inspect_batch.h"
+#include "src/train/run.h"
 #include "src/train/trainer.h"
 
 namespace seqgrad::web {
@@ -149,11 +150,12 @@ json train_model(const json& r, const Post& post) {
   train::TrainConfig c = train::fresh_config(kind, task_options, d_model, steps, seed);
 
   // The profile of the gradient on one held-out batch, 20 times over the run.
-  const auto task = tasks::make_task(c.task);
+  const std::shared_ptr<tasks::Task> task = train::plan_run(c).task;
   const tasks::Batch probe = task->eval_batches(c.batch, c.batch, train::eval_seed(seed)).front();
   std::vector<long> profile_steps;
   std::vector<inspect::GradProfile> profiles;
   train::RunOptions o;
+  o.task = task;  // made once
   o.inspect_every = std::max(1, steps / 20);
   o.inspect = [&](long step, const nn::SequenceModel& model) {
     profile_steps.push_back(step);

@@ -182,14 +182,15 @@ TEST_CASE("a log-scale heatmap's colour bar runs between whole decades, labelled
 TEST_CASE("compare --match-params: each recurrent width gives the parameter count nearest the Transformer's",
           "[inspect]") {
   const seqgrad::tasks::TaskOptions recall{"recall", 64, "", ""};
-  const long target = seqgrad::inspect::parameter_count("transformer", recall, 64);
+  const seqgrad::tasks::TaskInfo info = seqgrad::tasks::make_task(recall)->info();
+  const long target = seqgrad::inspect::parameter_count("transformer", recall, info, 64);
   CHECK(target > 100000);
   for (const std::string model : {"rnn", "lstm", "gru"}) {
     INFO(model);
-    const int width = seqgrad::inspect::width_for_parameters(model, recall, target);
-    const long at = seqgrad::inspect::parameter_count(model, recall, width);
-    const long below = seqgrad::inspect::parameter_count(model, recall, width - 1);
-    const long above = seqgrad::inspect::parameter_count(model, recall, width + 1);
+    const int width = seqgrad::inspect::width_for_parameters(model, recall, info, target);
+    const long at = seqgrad::inspect::parameter_count(model, recall, info, width);
+    const long below = seqgrad::inspect::parameter_count(model, recall, info, width - 1);
+    const long above = seqgrad::inspect::parameter_count(model, recall, info, width + 1);
     CHECK(below < at);
     CHECK(at < above);
     CHECK(std::abs(at - target) <= std::abs(below - target));
@@ -197,8 +198,8 @@ TEST_CASE("compare --match-params: each recurrent width gives the parameter coun
     CHECK(std::abs(at - target) < target / 50);  // within 2%
   }
   // The widths this reports for the guide's run: rnn 217, lstm 111.
-  CHECK(seqgrad::inspect::width_for_parameters("rnn", recall, target) == 217);
-  CHECK(seqgrad::inspect::width_for_parameters("lstm", recall, target) == 111);
+  CHECK(seqgrad::inspect::width_for_parameters("rnn", recall, info, target) == 217);
+  CHECK(seqgrad::inspect::width_for_parameters("lstm", recall, info, target) == 111);
 }
 
 TEST_CASE("control characters in a token (a trained text may hold any) keep the SVG well-formed", "[report]") {
