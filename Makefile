@@ -3,7 +3,7 @@
 #   make test   the same set-up, then the whole test suite, and again under ASan + UBSan
 # `make` alone builds build/seqgrad.
 
-PACKAGES := g++ cmake make libfmt-dev libcli11-dev catch2 nlohmann-json3-dev libxml2-utils clang-format
+PACKAGES := g++ cmake make libfmt-dev libcli11-dev catch2 nlohmann-json3-dev libxml2-utils clang-format ccache
 BUILD := build
 BUILD_ASAN := build-asan
 JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
@@ -12,7 +12,7 @@ JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu 2>/de
 ARCH ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo x86-64-v3)
 CTEST_FLAGS := --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build run test test-release test-asan test-fuzz test-ports web test-web microbench format format-check clean screenshot docs
+.PHONY: all deps build run test test-release test-core test-asan test-fuzz test-ports web test-web microbench format format-check clean screenshot docs
 
 all: build
 
@@ -41,18 +41,31 @@ deps:
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_ARCH=$(ARCH) -DSEQGRAD_LTO=ON
 
+# The program alone (make run needs nothing else); test-release builds the tests.
 build: deps $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j $(JOBS)
+	cmake --build $(BUILD) -j $(JOBS) --target seqgrad
 
 # The main job: the RNN, the LSTM and the Transformer side by side on the
 # recall task, ending with the path of report.html.
 run: build
 	./$(BUILD)/seqgrad compare
 
-test: format-check test-release test-asan test-fuzz
+test: format-check test-release test-core test-asan test-fuzz
 
 test-release: build
+	cmake --build $(BUILD) -j $(JOBS)
 	ctest --test-dir $(BUILD) $(CTEST_FLAGS)
+
+# The core engine alone (-DSEQGRAD_FAST=OFF: no file of autograd/fast/ is
+# compiled): its engine and model tests, on the plain kernels and one thread.
+# The whole suite passes there too (ctest --test-dir build-core -E "trained
+# lab|timed lab|docs:"), at about 25 times the fast build's time.
+BUILD_CORE := build-core
+$(BUILD_CORE)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD_CORE) -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_ARCH=$(ARCH) -DSEQGRAD_FAST=OFF
+test-core: deps $(BUILD_CORE)/CMakeCache.txt
+	cmake --build $(BUILD_CORE) -j $(JOBS) --target engine_tests_f32 engine_tests_f64 model_gradcheck_tests core_tests
+	ctest --test-dir $(BUILD_CORE) $(CTEST_FLAGS) -R "^(f32|f64): |^core: .*model"
 
 # -O1 -g1, as the sanitizers' own docs advise, still with file and line in every
 # report (with the precompiled headers, the quicker build of the two).
@@ -151,7 +164,7 @@ microbench: deps
 	  { [ "$$(id -u)" = 0 ] && apt-get install -y -qq libbenchmark-dev >/dev/null || { echo "run: sudo apt-get install -y libbenchmark-dev"; exit 1; }; }
 	cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_ARCH=$(ARCH) -DSEQGRAD_MICROBENCH=ON -DSEQGRAD_TESTS=OFF >/dev/null
 	cmake --build build-bench -j $(JOBS) --target seqgrad_microbench
-	./build-bench/src/seqgrad_microbench --benchmark_min_time=0.2
+	./build-bench/autograd/fast/seqgrad_microbench --benchmark_min_time=0.2
 
 # Formatting is clang-format 14's (Debian 12's) with the project's .clang-format;
 # other versions break lines differently, so the check names the one it needs.
@@ -173,7 +186,7 @@ format-check: deps
 	fi
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_CLANG) $(BUILD_ARM) $(BUILD_WEB) build-bench
+	rm -rf $(BUILD) $(BUILD_CORE) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_CLANG) $(BUILD_ARM) $(BUILD_WEB) build-bench
 
 # Run every command shown in the guides and write what it prints into them
 # (the test "docs: the guides show ..." fails until this is done after a change),
