@@ -54,9 +54,13 @@ ReferenceResult run_reference(const std::string& interpreter, const std::string&
   if (!std::filesystem::is_regular_file(script))
     throw std::runtime_error("the reference script " + script + " does not exist");
   const std::string name = reference_workload(workload);
-  const std::string run = "env OPENBLAS_NUM_THREADS=" + quoted(reference_blas_threads(threads)) + " " +
-                          quoted(interpreter) + " " + quoted(script) + " --threads " + std::to_string(threads) +
-                          " --steps " + std::to_string(steps) + " --json --workload " + quoted(name);
+  // OpenBLAS runs the kernels it picks for this CPU: a machine whose environment
+  // names others (OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU, a cache size) would
+  // compare seqgrad with a PyTorch held below its best. Unset for this process alone.
+  const std::string run =
+      "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=" + quoted(reference_blas_threads(threads)) +
+      " " + quoted(interpreter) + " " + quoted(script) + " --threads " + std::to_string(threads) + " --steps " +
+      std::to_string(steps) + " --json --workload " + quoted(name);
   // Stopped after timeout_seconds (and killed 5 s later) by coreutils' timeout, where there is one.
   const std::string limit = fmt::format("{:g}", timeout_seconds);
   const std::string command = "{ if command -v timeout >/dev/null 2>&1; then timeout -k 5 " + limit + " " + run +

@@ -82,7 +82,7 @@ def kernels_for_the_cpu():
             "SEQGRAD_REFERENCE_CORETYPE_WHY": f"OPENBLAS_CORETYPE={chosen} set by the reference: OpenBLAS chose its {core} kernels for this CPU"}
 
 
-# seqgrad keeps freed memory in the process (src/cli/main.cpp: glibc's mmap
+# seqgrad keeps freed memory in the process (autograd/fast/heap.cpp: glibc's mmap
 # threshold 256 MiB, its trim threshold 512 MiB), so that a step's large
 # buffers do not come back from the kernel a page fault per page. glibc's
 # defaults hand PyTorch's large tensors back to the kernel as they are freed:
@@ -202,18 +202,21 @@ def bench(name, dtype, steps):
 
     def step():
         opt.zero_grad()
-        loss_fn(model(x).reshape(-1, vocab), y.reshape(-1)).backward()
+        loss = loss_fn(model(x).reshape(-1, vocab), y.reshape(-1))
+        loss.backward()
         opt.step()
+        return loss.item()
 
-    for _ in range(3):
-        step()
+    # The warm-up's losses: the same computation whichever kernels OpenBLAS runs
+    # agrees with itself to float rounding, which these show.
+    first_losses = [step() for _ in range(3)]
     times = []
     for _ in range(steps):
         t0 = time.perf_counter()
         step()
         times.append(time.perf_counter() - t0)
     times.sort()
-    return times[len(times) // 2] * 1e3
+    return times[len(times) // 2] * 1e3, first_losses
 
 
 def main():
@@ -229,9 +232,9 @@ def main():
     dtype = {"f32": torch.float32, "f64": torch.float64}[a.dtype]
     rows = []
     for name in a.workload:
-        ms = bench(name, dtype, a.steps)
+        ms, first_losses = bench(name, dtype, a.steps)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        rows.append({"workload": name, "threads": a.threads, "dtype": a.dtype, "ms_per_step_median": round(ms, 3), "peak_rss_mib_so_far": round(rss, 1), "blas": blas_description(), "allocator": allocator_description()})
+        rows.append({"workload": name, "threads": a.threads, "dtype": a.dtype, "ms_per_step_median": round(ms, 3), "peak_rss_mib_so_far": round(rss, 1), "blas": blas_description(), "allocator": allocator_description(), "first_losses": first_losses})
     if a.json:
         json.dump(rows, sys.stdout)
         print()
