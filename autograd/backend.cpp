@@ -67,6 +67,7 @@ const KernelTable* fast_kernels() { return kernel_path() == KernelPath::fast ? g
 bool has_fast_kernels() { return g_kernels != nullptr; }
 
 std::uint64_t matmul_flops() { return g_meters ? g_meters->matmul_flops() : 0; }
+bool flops_counted() { return g_meters && fast_kernels(); }
 const char* matmul_kernel() { return g_meters ? g_meters->matmul_kernel() : "reference"; }
 double fma_loop_flops(long rounds) { return g_meters ? g_meters->fma_loop_flops(rounds) : 0; }
 void set_matmul_timing(bool on) {

@@ -161,6 +161,8 @@ bool has_fast_kernels();  // whether a backend was offered at all
 // counted: 0 FLOPs, no product timed, and the kernel is "reference".
 // FLOPs (two per multiply-add) done by the matrix products so far, on every thread.
 std::uint64_t matmul_flops();
+// Whether they are counted now: with a backend's meters, on the fast path.
+bool flops_counted();
 // Which build of the matmul kernel runs: "avx512", "generic", or "reference".
 const char* matmul_kernel();
 // `rounds` rounds of independent vector multiply-adds on this thread; the

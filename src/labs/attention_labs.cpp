@@ -274,6 +274,11 @@ std::pair<double, double> fastest_run(Work work) {
 // Attention's score matrix at n and 10 n tokens against the RNN's steps: counted
 // FLOPs and measured time (the fastest of many runs).
 LabResult quadratic_cost() {
+  if (!ag::flops_counted())
+    throw std::runtime_error(
+        "quadratic-cost counts the products' FLOPs, which only the fast kernels count: run it on the fast build, "
+        "without "
+        "--kernels reference");
   LabResult r;
   auto attention_cost = [](int n) {
     ag::Rng rng(1);

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "autograd/backend.h"
 #include "src/bench/workloads.h"
 #include "src/inspect/paths.h"
 #include "src/labs/registry.h"
@@ -32,6 +33,11 @@ std::string flops_text(double f) {
 // the autograd graph), the FLOPs of the matrix products, and the fastest of 9
 // steps (twice over) on one thread and on two.
 LabResult sequential_time() {
+  if (!ag::flops_counted())
+    throw std::runtime_error(
+        "sequential-time counts the products' FLOPs, which only the fast kernels count: run it on the fast build, "
+        "without "
+        "--kernels reference");
   LabResult r;
   constexpr int kTokens = 2048, kSteps = 9;
   std::map<std::string, std::vector<Layout>> runs;
