@@ -38,19 +38,19 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
   const std::size_t a_step = static_cast<std::size_t>(M) * K, b_step = static_cast<std::size_t>(K) * N,
                     c_step = static_cast<std::size_t>(M) * N;
-  // The batch (heads, sequences) is split between threads; each product then runs on one.
+  // With a backend, the batch (heads, sequences) may be shared by its threads; each product runs on one.
   const Scalar* pa = a.data().data();
   const Scalar* pb = b.data().data();
   Scalar* pc = out.data().data();
-  if (!fast_kernels()) {
-    for (std::size_t i = 0; i < batch; ++i)
-      reference::matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
-  } else {
+  if (const KernelTable* fast = fast_kernels()) {
     for_range(static_cast<int>(batch), [&](int begin, int end) {
       for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
-        fast_kernels()->matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
+        fast->matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
       }
     });
+  } else {
+    for (std::size_t i = 0; i < batch; ++i)
+      reference::matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
   }
   if (out.records()) {
     out.set_backward([an = a.node(), bn = b.node(), on = out.node(), batch, M, K, N, a_step, b_step, c_step] {
@@ -59,7 +59,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
       //   db = a^T @ dc   (K, M) @ (M, N)
       // (a shared b is one product over the folded batch)
       const Scalar *a_data = an->data.data(), *b_data = bn->data.data(), *dc = on->grad.data();
-      if (!fast_kernels()) {
+      const KernelTable* fast = fast_kernels();
+      if (!fast) {
         Scalar* da = grad_into(*an);
         Scalar* db = grad_into(*bn);
         for (std::size_t i = 0; i < batch; ++i) {
@@ -73,8 +74,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
         for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
           const GradTarget da_i{da.data ? da.data + i * a_step : nullptr, da.add},
               db_i{db.data ? db.data + i * b_step : nullptr, db.add};
-          fast_kernels()->matmul_backward(a_data + i * a_step, b_data + i * b_step, dc + i * c_step, da_i, db_i, M, K,
-                                          N);
+          fast->matmul_backward(a_data + i * a_step, b_data + i * b_step, dc + i * c_step, da_i, db_i, M, K, N);
         }
       });
     });
@@ -103,20 +103,20 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   if (bias) parents.push_back(&b);
   Tensor out = Tensor::make_result("linear", shape, parents, Fill::uninitialized);
   const Scalar* pbias = bias ? b.data().data() : nullptr;
-  if (!fast_kernels()) {
-    reference::linear_forward(x.data().data(), w.data().data(), pbias, out.data().data(), M, K, N);
+  if (const KernelTable* fast = fast_kernels()) {
+    fast->linear_forward(x.data().data(), w.data().data(), pbias, out.data().data(), M, K, N, false);
   } else {
-    fast_kernels()->linear_forward(x.data().data(), w.data().data(), pbias, out.data().data(), M, K, N, false);
+    reference::linear_forward(x.data().data(), w.data().data(), pbias, out.data().data(), M, K, N);
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), wn = w.node(), bn = bias ? b.node() : nullptr, on = out.node(), M, K, N] {
       //   dx = dy @ w^T,  dw = x^T @ dy,  db = the column sums of dy
       const Scalar *px = xn->data.data(), *pw = wn->data.data(), *dy = on->grad.data();
-      if (!fast_kernels()) {
-        reference::linear_backward(px, pw, dy, grad_into(*xn), grad_into(*wn), bn ? grad_into(*bn) : nullptr, M, K, N);
+      if (const KernelTable* fast = fast_kernels()) {
+        fast->linear_backward(px, pw, dy, grad_target(*xn), grad_target(*wn), bn ? grad_target(*bn) : GradTarget{}, M,
+                              K, N);
       } else {
-        fast_kernels()->linear_backward(px, pw, dy, grad_target(*xn), grad_target(*wn),
-                                        bn ? grad_target(*bn) : GradTarget{}, M, K, N);
+        reference::linear_backward(px, pw, dy, grad_into(*xn), grad_into(*wn), bn ? grad_into(*bn) : nullptr, M, K, N);
       }
     });
   }

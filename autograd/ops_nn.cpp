@@ -29,18 +29,18 @@ Tensor softmax(const Tensor& x) {
   const std::size_t V = last_dim("softmax", x);
   const std::size_t rows = V ? x.numel() / V : 0;
   Tensor out = Tensor::make_result("softmax", x.shape(), {&x}, Fill::uninitialized);
-  if (!fast_kernels()) {
-    reference::softmax_forward(x.data().data(), out.data().data(), rows, V);
+  if (const KernelTable* fast = fast_kernels()) {
+    fast->softmax_forward(x.data().data(), out.data().data(), rows, V);
   } else {
-    fast_kernels()->softmax_forward(x.data().data(), out.data().data(), rows, V);
+    reference::softmax_forward(x.data().data(), out.data().data(), rows, V);
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
       // dy_i/dx_j = y_i (delta_ij - y_j), so dx_j = y_j (g_j - sum_i g_i y_i)
-      if (!fast_kernels()) {
-        reference::softmax_backward(on->data.data(), on->grad.data(), grad_into(*xn), rows, V);
+      if (const KernelTable* fast = fast_kernels()) {
+        fast->softmax_backward(on->data.data(), on->grad.data(), grad_target(*xn), rows, V);
       } else {
-        fast_kernels()->softmax_backward(on->data.data(), on->grad.data(), grad_target(*xn), rows, V);
+        reference::softmax_backward(on->data.data(), on->grad.data(), grad_into(*xn), rows, V);
       }
     });
   }
@@ -52,19 +52,19 @@ Tensor log_softmax(const Tensor& x) {
   const std::size_t V = last_dim("log_softmax", x);
   const std::size_t rows = V ? x.numel() / V : 0;
   Tensor out = Tensor::make_result("log_softmax", x.shape(), {&x}, Fill::uninitialized);
-  if (!fast_kernels()) {
-    reference::log_softmax_forward(x.data().data(), out.data().data(), rows, V);
+  if (const KernelTable* fast = fast_kernels()) {
+    fast->log_softmax_forward(x.data().data(), out.data().data(), rows, V);
   } else {
-    fast_kernels()->log_softmax_forward(x.data().data(), out.data().data(), rows, V);
+    reference::log_softmax_forward(x.data().data(), out.data().data(), rows, V);
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
       // y = x - logsumexp(x), so dx_j = g_j - softmax(x)_j * sum_i g_i, softmax = exp(y)
       Scalar* dx = grad_into(*xn);
-      if (!fast_kernels()) {
-        reference::log_softmax_backward(on->data.data(), on->grad.data(), dx, rows, V);
+      if (const KernelTable* fast = fast_kernels()) {
+        fast->log_softmax_backward(on->data.data(), on->grad.data(), dx, rows, V);
       } else {
-        fast_kernels()->log_softmax_backward(on->data.data(), on->grad.data(), dx, rows, V);
+        reference::log_softmax_backward(on->data.data(), on->grad.data(), dx, rows, V);
       }
     });
   }
@@ -91,10 +91,10 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
   Tensor out = Tensor::make_result("cross_entropy", {}, {&logits});
   // Keep the probabilities: the backward pass is (probabilities - one_hot(target)) / counted.
   std::vector<Scalar> probs(logits.numel());
+  const KernelTable* fast = fast_kernels();
   const double total =
-      !fast_kernels()
-          ? reference::cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V)
-          : fast_kernels()->cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V);
+      fast ? fast->cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V)
+           : reference::cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V);
   const Scalar scale = counted ? Scalar(1) / static_cast<Scalar>(counted) : Scalar(0);
   out.data()[0] = static_cast<Scalar>(total * scale);
   if (out.records()) {
@@ -224,23 +224,23 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
   Tensor out = Tensor::make_result("layer_norm", x.shape(), {&x, &gamma, &beta}, Fill::uninitialized);
   // Keep what backward needs: each row's mean and 1/std (it recomputes xhat from x).
   std::vector<Scalar> mean(rows), rstd(rows);
-  if (!fast_kernels()) {
+  if (const KernelTable* fast = fast_kernels()) {
+    fast->layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(), mean.data(),
+                             rstd.data(), rows, C, eps);
+  } else {
     reference::layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(),
                                   mean.data(), rstd.data(), rows, C, eps);
-  } else {
-    fast_kernels()->layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(),
-                                       mean.data(), rstd.data(), rows, C, eps);
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), gn = gamma.node(), bn = beta.node(), on = out.node(), mean = std::move(mean),
                       rstd = std::move(rstd), rows, C] {
       const Scalar *px = xn->data.data(), *pgamma = gn->data.data(), *dy = on->grad.data();
-      if (!fast_kernels()) {
+      if (const KernelTable* fast = fast_kernels()) {
+        fast->layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_target(*xn), grad_target(*gn),
+                                  grad_target(*bn), rows, C);
+      } else {
         reference::layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_into(*xn), grad_into(*gn),
                                        grad_into(*bn), rows, C);
-      } else {
-        fast_kernels()->layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_target(*xn),
-                                            grad_target(*gn), grad_target(*bn), rows, C);
       }
     });
   }

@@ -56,7 +56,8 @@ Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tens
     detail::shape_error("rnn_tanh", b.shape(), h0.shape(),
                         "b must be (H) and h0 (B, H), with H = " + std::to_string(H));
   }
-  if (!fast_kernels()) {
+  const KernelTable* fast = fast_kernels();
+  if (!fast) {  // the composition: the cell, step after step
     // h_t = tanh(x_t W_x + h_{t-1} W_h + b), the input's part for every step at once
     const Tensor input = linear(x, w_x, b);  // (B, T, H)
     std::vector<Tensor> hs;
@@ -67,7 +68,6 @@ Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tens
   Tensor out = Tensor::make_result("rnn_tanh", {B, T, H}, {&x, &h0, &w_x, &w_h, &b}, Fill::uninitialized);
   const Scalar *px = x.data().data(), *ph0 = h0.data().data(), *pwx = w_x.data().data(), *pwh = w_h.data().data(),
                *pb = b.data().data();
-  const KernelTable* fast = fast_kernels();
   Saved saved = fast->rnn_forward(px, ph0, pwx, pwh, pb, out.data().data(), B, T, I, H);
   if (out.records()) {
     out.set_backward([xn = x.node(), h0n = h0.node(), wxn = w_x.node(), whn = w_h.node(), bn = b.node(),
@@ -86,7 +86,8 @@ Tensor lstm(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w
   const int H = check_cell("lstm", x, w_x, w_h, {&h0, &c0}, 4);
   check_bias("lstm", b, 4 * H);
   const int B = x.size(0), T = x.size(1), I = x.size(2);
-  if (!fast_kernels()) {
+  const KernelTable* fast = fast_kernels();
+  if (!fast) {  // the composition: the cell, step after step
     // gates = x_t W_x + h_{t-1} W_h + b = [i | f | g | o]; c_t = f c_{t-1} + i g, h_t = o tanh(c_t)
     const Tensor input = linear(x, w_x, b);  // (B, T, 4H)
     std::vector<Tensor> hs;
@@ -103,7 +104,6 @@ Tensor lstm(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w
   Tensor out = Tensor::make_result("lstm", {B, T, H}, {&x, &h0, &c0, &w_x, &w_h, &b}, Fill::uninitialized);
   const Scalar *px = x.data().data(), *ph0 = h0.data().data(), *pc0 = c0.data().data(), *pwx = w_x.data().data(),
                *pwh = w_h.data().data(), *pb = b.data().data();
-  const KernelTable* fast = fast_kernels();
   Saved saved = fast->lstm_forward(px, ph0, pc0, pwx, pwh, pb, out.data().data(), B, T, I, H);
   if (out.records()) {
     out.set_backward([xn = x.node(), h0n = h0.node(), c0n = c0.node(), wxn = w_x.node(), whn = w_h.node(),
@@ -124,7 +124,8 @@ Tensor gru(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tensor& w
   check_bias("gru", b_x, 3 * H);
   check_bias("gru", b_h, 3 * H);
   const int B = x.size(0), T = x.size(1), I = x.size(2);
-  if (!fast_kernels()) {
+  const KernelTable* fast = fast_kernels();
+  if (!fast) {  // the composition: the cell, step after step
     // gx = x_t W_x + b_x, gh = h_{t-1} W_h + b_h, each [r | z | n];
     // r, z = sigmoid(gx + gh), n = tanh(gx_n + r gh_n), h_t = (1 - z) n + z h_{t-1}
     const Tensor input = linear(x, w_x, b_x);  // (B, T, 3H)
@@ -142,7 +143,6 @@ Tensor gru(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tensor& w
   Tensor out = Tensor::make_result("gru", {B, T, H}, {&x, &h0, &w_x, &w_h, &b_x, &b_h}, Fill::uninitialized);
   const Scalar *px = x.data().data(), *ph0 = h0.data().data(), *pwx = w_x.data().data(), *pwh = w_h.data().data(),
                *pbx = b_x.data().data(), *pbh = b_h.data().data();
-  const KernelTable* fast = fast_kernels();
   Saved saved = fast->gru_forward(px, ph0, pwx, pwh, pbx, pbh, out.data().data(), B, T, I, H);
   if (out.records()) {
     out.set_backward([xn = x.node(), h0n = h0.node(), wxn = w_x.node(), whn = w_h.node(), bxn = b_x.node(),
