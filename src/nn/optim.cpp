@@ -11,16 +11,11 @@ namespace seqgrad::nn {
 
 namespace {
 
-// Elements [begin, end) of parameter k.
-struct Piece {
-  std::size_t k, begin, end;
-};
-
-// update(piece) on each parameter that has a gradient (size > 0), whole.
+// update(k, n) on each parameter k that has a gradient: n = its size, 0 when the loss did not reach it.
 template <class Update>
-void for_pieces(const std::vector<std::size_t>& sizes, Update update) {
+void for_each_reached(const std::vector<std::size_t>& sizes, Update update) {
   for (std::size_t k = 0; k < sizes.size(); ++k)
-    if (sizes[k] > 0) update(Piece{k, 0, sizes[k]});
+    if (sizes[k] > 0) update(k, sizes[k]);
 }
 
 }  // namespace
@@ -54,12 +49,12 @@ void Optimizer::step(double lr) {
     if (!params_[k].second.grad().empty()) sizes[k] = params_[k].second.data().size();
   const double wd = config_.weight_decay, momentum = config_.momentum, eps = config_.eps;
   if (config_.kind == choices::Optimizer::sgd) {
-    for_pieces(sizes, [&](const Piece& piece) {
-      ag::Scalar* pw = params_[piece.k].second.data().data();
-      const ag::Scalar* pg = params_[piece.k].second.grad().data();
-      double* pm = m_[piece.k].data();
+    for_each_reached(sizes, [&](std::size_t k, std::size_t n) {
+      ag::Scalar* pw = params_[k].second.data().data();
+      const ag::Scalar* pg = params_[k].second.grad().data();
+      double* pm = m_[k].data();
 #pragma omp simd
-      for (std::size_t i = piece.begin; i < piece.end; ++i) {
+      for (std::size_t i = 0; i < n; ++i) {
         const double grad = pg[i] + wd * pw[i];
         pm[i] = momentum * pm[i] + grad;
         pw[i] = static_cast<ag::Scalar>(pw[i] - lr * pm[i]);
@@ -70,12 +65,12 @@ void Optimizer::step(double lr) {
   // One loop per kind, the kind decided outside it, so that each loop vectorises.
   const double adam_wd = config_.kind == choices::Optimizer::adam ? wd : 0,
                adamw_wd = config_.kind == choices::Optimizer::adamw ? wd : 0;
-  for_pieces(sizes, [&](const Piece& piece) {
-    ag::Scalar* pw = params_[piece.k].second.data().data();
-    const ag::Scalar* pg = params_[piece.k].second.grad().data();
-    double *pm = m_[piece.k].data(), *pv = v_[piece.k].data();
+  for_each_reached(sizes, [&](std::size_t k, std::size_t n) {
+    ag::Scalar* pw = params_[k].second.data().data();
+    const ag::Scalar* pg = params_[k].second.grad().data();
+    double *pm = m_[k].data(), *pv = v_[k].data();
 #pragma omp simd
-    for (std::size_t i = piece.begin; i < piece.end; ++i) {
+    for (std::size_t i = 0; i < n; ++i) {
       const double grad = pg[i] + adam_wd * pw[i];  // Adam: L2 in the gradient; AdamW: decay beside it
       pm[i] = b1 * pm[i] + (1 - b1) * grad;
       pv[i] = b2 * pv[i] + (1 - b2) * grad * grad;

@@ -21,11 +21,7 @@ using ag::Tensor;
 using test::check_values;
 using test::near;
 using test::param;
-
-// Three sizes of one case (plain ints: the checks' macros capture them in lambdas).
-struct Sizes3 {
-  int a, b, c;
-};
+using test::Sizes3;
 
 TEST_CASE("eight causal softmax rows at once: the bits of softmax_row, row by row, and zeros after each row's own key",
           "[ops][nn]") {

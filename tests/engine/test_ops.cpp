@@ -18,12 +18,7 @@ using ag::Tensor;
 using test::check_values;
 using test::near;
 using test::param;
-
-// Three sizes of one case. Plain ints, not structured bindings: the checks'
-// macros capture them in lambdas, which clang before 16 does not allow for bindings.
-struct Sizes3 {
-  int a, b, c;
-};
+using test::Sizes3;
 
 TEST_CASE("arithmetic and non-linearities give the textbook values", "[ops]") {
   Tensor a({3}, {1, -2, 0.5});
