@@ -94,7 +94,7 @@ TEST_CASE("train says so when the held-out result is no better than chance, and 
   CHECK(trained.out.find("no better than chance") == std::string::npos);
 }
 
-TEST_CASE("SEQGRAD_KERNELS with an unknown value is one line and exit 2; reference runs", "[cli][errors]") {
+TEST_CASE("SEQGRAD_KERNELS with an unknown value is one line and exit 2, reference runs", "[cli][errors]") {
   setenv("SEQGRAD_KERNELS", "slow", 1);
   const auto bad = run_seqgrad("gradcheck");
   setenv("SEQGRAD_KERNELS", "reference", 1);
@@ -147,7 +147,7 @@ TEST_CASE("output that cannot be written is a failure: a full disk, a closed sta
   std::filesystem::remove(err);
 }
 
-TEST_CASE("seqgrad train --json prints the run's figures; eval and sample read the checkpoint", "[cli][train]") {
+TEST_CASE("seqgrad train --json prints the run's figures, eval and sample read the checkpoint", "[cli][train]") {
   const std::string dir = test::temp_path("cli-train");
   std::system(("rm -rf " + dir).c_str());
   const auto r = run_seqgrad(
@@ -232,7 +232,7 @@ TEST_CASE("a run on --text keeps its absolute path and fingerprint: found from a
 
 // Memory: a run that cannot fit is refused before it allocates, from an
 // estimate; one the estimate let through and that still runs out says so in a line.
-TEST_CASE("a run larger than the memory is refused up front; running out is one line, exit 1", "[cli][errors]") {
+TEST_CASE("a run larger than the memory is refused up front, running out is one line, exit 1", "[cli][errors]") {
 #if defined(__SANITIZE_ADDRESS__) || SEQGRAD_HAS_ASAN
   WARN("not run: AddressSanitizer reserves terabytes of address space, so ulimit -v cannot be used with it");
   return;

@@ -164,7 +164,7 @@ TEST_CASE("trained lab agreement: the verb agrees across the clause, and a head 
   }
 }
 
-TEST_CASE("trained lab value-proj: W_V folds into W_O at one head; without it lookback is not behind on every seed",
+TEST_CASE("trained lab value-proj: W_V folds into W_O at one head, without it lookback is not behind on every seed",
           "[labs][training]") {
   const auto r = labs::find_lab("value-proj").run();
   INFO(r.figures.dump());

@@ -106,7 +106,7 @@ TEST_CASE("parameter names are stable and dotted", "[models]") {
   CHECK(r->named_parameters()[2].first == "layers.0.W_h");
 }
 
-TEST_CASE("causal attention never looks ahead; weights rows sum to 1", "[models]") {
+TEST_CASE("causal attention never looks ahead, weights rows sum to 1", "[models]") {
   auto m = make_model(config("transformer"), 2);
   ForwardOptions look;
   look.capture.attention = true;
@@ -194,7 +194,7 @@ TEST_CASE("sinusoidal encoding: sin on even channels, cos on odd", "[models]") {
   CHECK(sinusoidal_encoding(3, 4).data() == pe.data());
 }
 
-TEST_CASE("orthogonal init is orthogonal; identity is the identity", "[models][init]") {
+TEST_CASE("orthogonal init is orthogonal, identity is the identity", "[models][init]") {
   ag::Rng rng(5);
   const ag::Tensor q = init_matrix(6, 6, Init::orthogonal, rng);
   for (int i = 0; i < 6; ++i) {
@@ -274,7 +274,7 @@ TEST_CASE("the fused RNN (one op per layer) equals the unrolled one: logits and 
   }
 }
 
-TEST_CASE("every named option parses to its enum and back; an unknown one names the choices", "[models][choices]") {
+TEST_CASE("every named option parses to its enum and back, an unknown one names the choices", "[models][choices]") {
   for (const auto& name : choices::activations) CHECK(choices::to_string(choices::parse_activation(name)) == name);
   for (const auto& name : choices::positional_encodings)
     CHECK(choices::to_string(choices::parse_positional_encoding(name)) == name);

@@ -214,7 +214,7 @@ TEST_CASE("the toy language's number forms are its words, first words only", "[t
       for (const std::string& w : {f.singular, f.plural}) CHECK(words->encode(w).size() == 1);
 }
 
-TEST_CASE("the same seed gives the same batch; eval batches are fixed", "[tasks]") {
+TEST_CASE("the same seed gives the same batch, eval batches are fixed", "[tasks]") {
   auto t = task("copy", 5);
   ag::Rng a(7), b(7);
   CHECK(t->sample(4, a).tokens == t->sample(4, b).tokens);

@@ -82,7 +82,7 @@ TEST_CASE("without the causal mask, a task whose next input is the target is ref
   }
 }
 
-TEST_CASE("the same seed gives bitwise the same loss curve; another seed another", "[training]") {
+TEST_CASE("the same seed gives bitwise the same loss curve, another seed another", "[training]") {
   const train::TrainResult a = train::run_training(tiny("lstm", "copy", 3, 15), {});
   const train::TrainResult b = train::run_training(tiny("lstm", "copy", 3, 15), {});
   CHECK(losses(a) == losses(b));

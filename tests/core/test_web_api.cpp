@@ -88,7 +88,7 @@ TEST_CASE("web: train is `seqgrad train` with progress posted on the way") {
   CHECK(r["examples"].size() == 4);
 }
 
-TEST_CASE("web: a recurrent model has no attention maps; paths grow for the RNN only") {
+TEST_CASE("web: a recurrent model has no attention maps, paths grow for the RNN only") {
   const json r =
       web::handle({{"cmd", "train"}, {"model", "gru"}, {"task", "copy"}, {"len", 4}, {"steps", 3}, {"d_model", 8}}, {});
   CHECK_FALSE(r.contains("attention"));

@@ -74,7 +74,7 @@ TEST_CASE("topological order puts every node after the nodes it was made from", 
   CHECK(pos(d) < pos(e));
 }
 
-TEST_CASE("leaf gradients accumulate across backward calls; zero_grad resets them", "[backward]") {
+TEST_CASE("leaf gradients accumulate across backward calls, zero_grad resets them", "[backward]") {
   Tensor w = param({2}, {2, 3});
   Tensor h = w * w;
   h.retain_grad();
@@ -100,7 +100,7 @@ TEST_CASE("intermediate gradients are freed after backward unless retained", "[b
   CHECK(w.grad().size() == 2);
 }
 
-TEST_CASE("the next step's nodes take the buffers of the last step's, size for size; unused ones are freed",
+TEST_CASE("the next step's nodes take the buffers of the last step's, size for size, unused ones are freed",
           "[backward][buffers]") {
   ag::release_buffers();
   CHECK(ag::pooled_bytes() == 0);

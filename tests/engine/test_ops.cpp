@@ -173,7 +173,7 @@ TEST_CASE("mse is the mean squared difference", "[ops][nn]") {
   check_values(p.grad(), {0, 1, 0, 2});
 }
 
-TEST_CASE("embedding gathers rows; a row used twice gets both gradients", "[ops][nn]") {
+TEST_CASE("embedding gathers rows, a row used twice gets both gradients", "[ops][nn]") {
   Tensor w = param({3, 2}, {0, 1, 10, 11, 20, 21});
   Tensor e = ag::embedding(w, {2, 0, 2}, {1, 3});
   CHECK(e.shape() == Shape{1, 3, 2});
@@ -224,7 +224,7 @@ TEST_CASE("dropout: seeded, scaled by 1/(1-p), identity in eval", "[ops][nn]") {
   CHECK(e.node() == x.node());
 }
 
-TEST_CASE("rotary encoding rotates pairs by position; dot products depend on distance only", "[ops][nn]") {
+TEST_CASE("rotary encoding rotates pairs by position, dot products depend on distance only", "[ops][nn]") {
   // One pair (D = 2): position t rotates by t radians when base^0 = 1.
   Tensor x({3, 2}, {1, 0, 1, 0, 0, 1});
   Tensor y = ag::rotary(x, 10000);

@@ -34,7 +34,7 @@ TEST_CASE("a tensor refuses data that does not fit its shape", "[tensor][errors]
   CHECK_THROWS_WITH(Tensor({2}, {1, 2}).size(1), "size: axis 1 is out of range for shape (2)");
 }
 
-TEST_CASE("copies of a Tensor share one node; detach copies the values", "[tensor]") {
+TEST_CASE("copies of a Tensor share one node, detach copies the values", "[tensor]") {
   Tensor a({2}, {1, 2}, true);
   Tensor b = a;
   b.data()[0] = 10;
