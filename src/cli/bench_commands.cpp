@@ -159,7 +159,7 @@ void add_bench_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   bench
       ->add_option("--reference-timeout", b->reference_timeout,
                    "with --reference: seconds before a run of it is stopped")
-      ->check(CLI::Range(1.0, 86400.0))
+      ->check(finite_range(1.0, 86400.0))
       ->capture_default_str();
   bench->add_flag("--json", b->json, "print JSON; the table goes to stderr");
   bench->add_flag("--shapes", b->shapes,

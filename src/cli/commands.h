@@ -8,6 +8,7 @@
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "src/text/catalogue.h"
@@ -24,10 +25,6 @@ void add_exercise_commands(CLI::App& app,
 void add_inspect_commands(CLI::App& app,
                           std::vector<std::pair<CLI::App*, Runner>>& commands);  // grads, paths, attention, compare
 void add_bench_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);  // bench
-
-// Writes `text` to `path` whole (a temporary file beside it, renamed into
-// place); throws std::runtime_error("cannot write PATH") when it cannot.
-void write_text(const std::string& path, const std::string& text);
 
 // --lang en|ko on `app`, into `lang`, saying `what` it changes; and the language
 // it names, or the environment's (LC_ALL, LC_MESSAGES, LANG) when not given.
@@ -52,6 +49,24 @@ inline std::optional<double> parse_finite(const std::string& s) {
   } catch (const std::exception&) {
   }
   return std::nullopt;
+}
+
+// CLI::Range for a real number that also refuses "nan" and "inf" (CLI11's own
+// range lets NaN through: every comparison with it is false).
+inline CLI::Validator finite_range(double lo, double hi) {
+  const auto show = [](double x) {
+    std::ostringstream s;
+    s << x;
+    return s.str();
+  };
+  const std::string range = "[" + show(lo) + ", " + show(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, range](const std::string& s) {
+        const std::optional<double> v = parse_finite(s);
+        if (v && *v >= lo && *v <= hi) return std::string();
+        return "must be a finite number in " + range + ", got '" + s + "'";
+      },
+      "FLOAT in " + range);
 }
 
 // An option given that would change nothing is a mistake to point out, not to

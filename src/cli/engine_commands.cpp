@@ -9,6 +9,8 @@
 #include "src/inspect/graph_dot.h"
 #include "src/inspect/graph_examples.h"
 #include "src/inspect/op_checks.h"
+#include "src/io/files.h"
+#include "src/train/run_files.h"
 
 namespace seqgrad::cli {
 
@@ -75,11 +77,9 @@ int run_graph(const std::string& which, int steps, std::uint64_t seed, const std
     std::cout << dot;
     return 0;
   }
-  std::ofstream file(out_path);
-  if (!file) throw std::runtime_error("cannot write " + out_path);
-  file << dot;
-  if (!file.flush()) throw std::runtime_error("failed writing " + out_path);
-  fmt::print(stderr, "wrote {} (render with: dot -Tsvg {} -o graph.svg)\n", out_path, out_path);
+  io::write_file(out_path, dot);
+  fmt::print(stderr, "wrote {} (render with: dot -Tsvg {} -o graph.svg)\n", text::one_line(out_path),
+             text::one_line(out_path));
   return 0;
 }
 
@@ -108,7 +108,10 @@ void add_engine_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>
       ->capture_default_str();
   graph->add_option("--seed", a->seed, "seed of the random weights and inputs")->check(kSeed)->capture_default_str();
   graph->add_option("--out", a->out, "file to write (default: standard output)");
-  commands.emplace_back(graph, [a] { return run_graph(a->model, a->steps, a->seed, a->out); });
+  commands.emplace_back(graph, [a] {
+    if (a->out != "-") train::check_output("--out", a->out);
+    return run_graph(a->model, a->steps, a->seed, a->out);
+  });
 }
 
 }  // namespace seqgrad::cli

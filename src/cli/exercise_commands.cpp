@@ -1,5 +1,6 @@
 // seqgrad exercise: --list, start, check, check-all.
 #include <fmt/core.h>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -35,13 +36,13 @@ int run_start(const std::string& name, const std::string& dir, bool force, Lang 
                                     (lang == Lang::ko ? " --lang ko" : "");
   switch (r.outcome) {
     case ex::StartOutcome::written:
-      fmt::print("{}\n", text::trf("exercise.written", lang, r.path, check_command));
+      fmt::print("{}\n", text::trf("exercise.written", lang, text::one_line(r.path), text::one_line(check_command)));
       return 0;
     case ex::StartOutcome::unchanged:
-      fmt::print("{}\n", text::trf("exercise.unchanged", lang, r.path, check_command));
+      fmt::print("{}\n", text::trf("exercise.unchanged", lang, text::one_line(r.path), text::one_line(check_command)));
       return 0;
     case ex::StartOutcome::kept:
-      fmt::print(stderr, "seqgrad: {}\n", text::trf("exercise.kept", lang, r.path));
+      fmt::print(stderr, "seqgrad: {}\n", text::trf("exercise.kept", lang, text::one_line(r.path)));
       return 1;
   }
   return 1;
@@ -59,6 +60,12 @@ int run_check(const std::string& name, const std::string& file, const std::strin
 }
 
 int run_check_all(const std::string& dir, bool json, double timeout, Lang lang) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw std::invalid_argument("there is no directory " + dir +
+                                " (the exercises are started there with: seqgrad "
+                                "exercise start NAME --dir " +
+                                dir + ")");
   std::vector<ex::CheckReport> reports;
   for (const ex::Exercise& e : ex::all()) reports.push_back(ex::check(e, default_file(dir, e.name), {lang, timeout}));
   bool all = true;
@@ -111,14 +118,14 @@ void add_exercise_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runne
   check->add_option("file", a->file, "your file (default: DIR/NAME.cpp)");
   check->add_flag("--json", a->json, "print one JSON object, for graders");
   check->add_option("--timeout", a->timeout, "seconds the checks may run before they are stopped")
-      ->check(CLI::Range(0.1, 3600.0))
+      ->check(finite_range(0.1, 3600.0))
       ->capture_default_str();
   add_common(check);
 
   auto* check_all = exercise->add_subcommand("check-all", "check every exercise in DIR: a progress table");
   check_all->add_flag("--json", a->json, "print a JSON array, one object per exercise");
   check_all->add_option("--timeout", a->timeout, "seconds each exercise's checks may run")
-      ->check(CLI::Range(0.1, 3600.0))
+      ->check(finite_range(0.1, 3600.0))
       ->capture_default_str();
   add_common(check_all);
   add_lang_option(exercise, a->lang, "the statements, checks and hints");

@@ -10,27 +10,14 @@
 #include "src/cli/commands.h"
 #include "src/inspect/compare.h"
 #include "src/inspect/grads_report.h"
+#include "src/io/files.h"
 #include "src/report/svg.h"
 #include "src/report/terminal.h"
 #include "src/train/checkpoint.h"
 #include "src/train/progress.h"
+#include "src/train/run_files.h"
 
 namespace seqgrad::cli {
-
-void write_text(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    if (!out.flush()) throw std::runtime_error("cannot write " + path);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error("cannot write " + path);
-  }
-}
 
 namespace {
 
@@ -65,19 +52,31 @@ struct GradsArgs {
   bool json = false;
 };
 
+// The run --checkpoint names: its files and its text are read, so not written.
+std::vector<train::Input> run_inputs(const std::string& dir) {
+  std::vector<train::Input> inputs;
+  if (dir.empty()) return inputs;
+  for (const std::string& own : train::run_file_names())
+    inputs.emplace_back("the run's own " + own, (std::filesystem::path(dir) / own).string());
+  return inputs;
+}
+
 int run_grads(GradsArgs a) {
   a.config.models = split_list(a.models);
+  const std::vector<train::Input> inputs = run_inputs(a.config.checkpoint);
+  train::check_output("--csv", a.csv, inputs);
+  train::check_output("--svg", a.svg, inputs);
   const inspect::GradsReport r =
       inspect::run_grads(a.config, [](const std::string& label) { return train::progress_printer(stderr, label); });
-  if (!a.csv.empty()) write_text(a.csv, inspect::to_csv(r));
-  if (!a.svg.empty()) write_text(a.svg, report::svg(inspect::gradient_chart(r)));
+  if (!a.csv.empty()) io::write_file(a.csv, inspect::to_csv(r));
+  if (!a.svg.empty()) io::write_file(a.svg, report::svg(inspect::gradient_chart(r)));
   if (a.json) {
     std::cout << inspect::to_json(r).dump(2) << "\n";
     return 0;
   }
   fmt::print("{}", inspect::to_text(r, report::use_colour()));
-  if (!a.csv.empty()) fmt::print("\nCSV written to {}\n", a.csv);
-  if (!a.svg.empty()) fmt::print("\nSVG written to {}\n", a.svg);
+  if (!a.csv.empty()) fmt::print("\nCSV written to {}\n", text::one_line(a.csv));
+  if (!a.svg.empty()) fmt::print("\nSVG written to {}\n", text::one_line(a.svg));
   return 0;
 }
 
@@ -115,6 +114,8 @@ struct AttentionArgs {
 };
 
 int run_attention(const AttentionArgs& a) {
+  const std::string out_dir = a.out.empty() ? a.dir + "/attention" : a.out;
+  train::check_output_dir("--out", out_dir, {{"the run directory", a.dir}});
   const train::Checkpoint ck =
       train::load_checkpoint(a.dir, a.text, [](const std::string& m) { fmt::print(stderr, "note: {}\n", m); });
   const auto& task = ck.task;
@@ -127,7 +128,6 @@ int run_attention(const AttentionArgs& a) {
   }
   const inspect::AttentionMaps maps =
       inspect::attention_maps(*ck.model, *task, a.input, train::eval_seed(ck.config.seed));
-  const std::string out_dir = a.out.empty() ? a.dir + "/attention" : a.out;
   const std::vector<std::string> files = inspect::write_attention_svgs(maps, out_dir);
   if (a.json) {
     std::cout << inspect::to_json(maps, files).dump(2) << "\n";
@@ -146,11 +146,12 @@ struct CompareArgs {
 int run_compare_command(CompareArgs a) {
   a.config.models = split_list(a.models);
   a.config.path_lengths.clear();  // up to the task's own sequence length (run_compare)
+  train::check_output_dir("--out", a.out, {{"the text", a.config.task.text_path}});
   const inspect::CompareResult r =
       inspect::run_compare(a.config, [](const std::string& model) { return train::progress_printer(stderr, model); });
   const std::string report = inspect::write_report(r, a.out);
   std::FILE* human = a.json ? stderr : stdout;
-  fmt::print(human, "{}\nreport: {}\n", inspect::to_text(r), report);
+  fmt::print(human, "{}\nreport: {}\n", inspect::to_text(r), text::one_line(report));
   if (a.json) std::cout << inspect::to_json(r).dump(2) << "\n";
   return 0;
 }

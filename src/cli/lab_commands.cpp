@@ -1,6 +1,7 @@
 // seqgrad lab: the chapter's claims, each run as an experiment with a computed verdict.
 #include <fmt/core.h>
 #include <unistd.h>
+#include <cmath>
 
 #include <cstdio>
 #include <filesystem>
@@ -8,7 +9,9 @@
 #include <sstream>
 
 #include "src/cli/commands.h"
+#include "src/io/files.h"
 #include "src/labs/lab.h"
+#include "src/train/run_files.h"
 
 namespace seqgrad::cli {
 
@@ -32,25 +35,39 @@ std::vector<std::vector<double>> parse_vectors(const std::string& text) {
     }
     out.push_back(v);
   }
+  // The scores are dot products: one that overflows a double would make every weight NaN.
+  for (const auto& u : out)
+    for (const auto& v : out) {
+      if (u.size() != v.size()) continue;
+      double dot = 0;
+      for (std::size_t i = 0; i < u.size(); ++i) dot += u[i] * v[i];
+      if (!std::isfinite(dot))
+        throw std::invalid_argument(
+            "--vectors: the numbers are too large: a dot product of two vectors overflows "
+            "a double (keep every number under about 1e150)");
+    }
   return out;
+}
+
+// Each picture as DIR/FILE, written whole; the paths written.
+std::vector<std::string> write_pictures(const labs::LabResult& r, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw std::runtime_error("--svg: cannot make the directory " + dir + ": " +
+                             (ec ? ec.message() : std::string("a file of that name is there")));
+  std::vector<std::string> paths;
+  for (const labs::Picture& p : r.pictures) {
+    paths.push_back(dir + "/" + p.file);
+    train::check_output("--svg", paths.back());
+    io::write_file(paths.back(), p.svg);
+  }
+  return paths;
 }
 
 // Asks the lab's question on standard output and reads the answer from
 // standard input, asking again after an answer that is not in the form asked
 // for. An empty line shows the figures without grading.
-// Each picture as DIR/FILE (write_text); the paths written.
-std::vector<std::string> write_pictures(const labs::LabResult& r, const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir)) throw std::runtime_error("--svg: cannot make the directory " + dir);
-  std::vector<std::string> paths;
-  for (const labs::Picture& p : r.pictures) {
-    paths.push_back(dir + "/" + p.file);
-    write_text(paths.back(), p.svg);
-  }
-  return paths;
-}
-
 std::string read_answer(const labs::Lab& lab, Lang lang) {
   fmt::print("{} ({})\n{}\n", lab.name, labs::source_text(lab, lang),
              text::trf("lab.frame.question", lang, labs::question_text(lab, lang)));
@@ -58,7 +75,10 @@ std::string read_answer(const labs::Lab& lab, Lang lang) {
     fmt::print("{}", text::trf("lab.frame.prompt", lang, labs::format_text(lab, lang)));
     std::fflush(stdout);
     std::string line;
-    if (!std::getline(std::cin, line)) throw std::invalid_argument("--predict: no answer on standard input");
+    if (!std::getline(std::cin, line))
+      throw std::invalid_argument(
+          "no answer: the input ended before one was typed (run again and type it, "
+          "give it with --answer, or --reveal to see the figures without one)");
     if (!::isatty(0)) fmt::print("{}\n", line);  // typed on a terminal, it is on the screen already
     if (line.find_first_not_of(" \t\r") == std::string::npos) return "";
     try {
@@ -100,7 +120,7 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
   add_lang_option(lab, a->lang, "the claims, questions and verdicts");
   answer->excludes(predict)->excludes(reveal)->excludes(vectors);
   predict->excludes(reveal)->excludes(vectors);
-  commands.emplace_back(lab, [a, vectors, svg] {
+  commands.emplace_back(lab, [a, vectors, svg, answer] {
     const Lang lang = chosen_lang(a->lang);
     if (vectors->count() > 0 && a->vectors.find_first_not_of(" \t") == std::string::npos) {
       throw std::invalid_argument("--vectors is empty; write vectors as 1,0 0.9,0.1 0,1");
@@ -139,8 +159,8 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
         if (other.question) which += (which.empty() ? "" : ", ") + other.name;
       throw std::invalid_argument("the lab " + l.name + " asks no question; --answer and --predict are for " + which);
     }
-    if (a->answer.find_first_not_of(" \t") == std::string::npos && !a->answer.empty())
-      throw std::invalid_argument("--answer is empty");
+    if (answer->count() > 0 && a->answer.find_first_not_of(" \t\r\n") == std::string::npos)
+      throw std::invalid_argument("--answer is empty; give your answer, or --reveal to see the figures without one");
     // On a terminal, a lab that answers a self-check question asks for the student's answer first.
     const bool ask = a->predict || (l.question && a->answer.empty() && !a->reveal && !a->json && a->vectors.empty() &&
                                     ::isatty(0) && ::isatty(1));
@@ -175,7 +195,8 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       fmt::print("\n{}\n", text::tr(r.holds ? "lab.frame.holds" : "lab.frame.fails", lang));
       if (a->vectors.empty())
         fmt::print("{}\n", text::trf("lab.frame.try", lang, text::tr("lab." + l.name + ".try", lang)));
-      for (const std::string& path : written) fmt::print("{}\n", text::trf("lab.frame.picture", lang, path));
+      for (const std::string& path : written)
+        fmt::print("{}\n", text::trf("lab.frame.picture", lang, text::one_line(path)));
     }
     if (grade) return grade->right && r.holds ? 0 : 1;
     return r.holds ? 0 : 1;

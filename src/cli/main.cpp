@@ -22,41 +22,8 @@
 
 namespace {
 
-// The length of the UTF-8 character at s[i], or 0 when the bytes there are not
-// one (malformed, overlong, a surrogate, past U+10FFFF).
-std::size_t utf8_char_at(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  char32_t cp = n == 1 ? c : c & (0x7F >> n);
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc >> 6) != 0x2) return 0;
-    cp = (cp << 6) | (cc & 0x3F);
-  }
-  static constexpr char32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kLeast[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
-  return n;
-}
-
-// What seqgrad echoes (a path in a message) on one line: a control character
-// or a byte that is not UTF-8 is written as \n, \t or \xHH, so that a name
-// with a newline in it cannot print a second line (a forged "seqgrad: ...").
-std::string one_line(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const std::size_t n = utf8_char_at(s, i);
-    if (n > 1 || (n == 1 && c >= 0x20 && c != 0x7F)) {
-      out.append(s.substr(i, n));
-      i += n;
-      continue;
-    }
-    out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : fmt::format("\\x{:02x}", c);
-    ++i;
-  }
-  return out;
-}
+using seqgrad::text::one_line;
+using seqgrad::text::utf8_char_at;
 
 // A command's exit code, unless what it printed could not all be written
 // (standard output closed, or a full disk or /dev/full behind it): then 1,

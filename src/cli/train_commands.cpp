@@ -12,6 +12,7 @@
 #include <fstream>
 #include "autograd/backend.h"
 #include "src/cli/commands.h"
+#include "src/io/files.h"
 #include "src/tasks/eval_sets.h"
 #include "src/tasks/toy_language.h"
 #include "src/train/checkpoint.h"
@@ -42,7 +43,7 @@ const CLI::Validator kFinitePositive(
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
 const char* const kTextAgain =
-    "lm, words: read the run's text from this file (moved, or edited: the run's fingerprint is then not checked)";
+    "lm, words: read the run's text from this file (moved; another text only if its vocabulary is the run's, in order)";
 void note_to_stderr(const std::string& line) { fmt::print(stderr, "note: {}\n", line); }
 
 std::string percent(const std::optional<double>& v) { return v ? fmt::format("{:.2f}%", 100 * *v) : "n/a"; }
@@ -104,27 +105,21 @@ struct TrainArgs {
   bool json = false;
 };
 
-// --save-grads is checked before any training: it may not land on the run's
-// own files, and its directory must be there.
-void check_save_grads(const std::string& path, const std::string& run_dir) {
+// --save-grads may not land on the run's own files, its text, or a run's
+// files elsewhere; its directory must be there. Checked before any training
+// with what the command line names, and again after it with the run's text.
+void check_save_grads(const std::string& path, const std::string& run_dir, const tasks::TaskOptions& task) {
   if (path.empty()) return;
   namespace fs = std::filesystem;
-  // Compared as absolute, normalised paths, through symbolic links where they exist.
-  const auto resolved = [](const fs::path& p) {
-    std::error_code ec;
-    const fs::path r = fs::weakly_canonical(fs::absolute(p), ec);
-    return ec ? fs::absolute(p).lexically_normal() : r;
-  };
-  const fs::path target = resolved(path), run = resolved(run_dir);
-  for (const char* own : {"checkpoint.safetensors", "log.csv", ".lock", "checkpoint.safetensors.tmp", "log.csv.tmp"}) {
-    if (target == run / own)
-      throw std::invalid_argument("--save-grads " + path + " would overwrite the run's own " + own +
-                                  "; write the gradients elsewhere, e.g. " +
-                                  (fs::path(run_dir) / "grads.safetensors").string());
-  }
+  std::vector<train::Input> inputs;
+  if (task.name == "lm" || task.name == "words")
+    inputs.emplace_back("the run's text", task.text_path.empty() ? tasks::data_dir() + "/toylang.txt" : task.text_path);
+  for (const std::string& own : train::run_file_names())
+    inputs.emplace_back("the run's own " + own, (fs::path(run_dir) / own).string());
+  train::check_output("--save-grads", path, inputs);
   std::error_code ec;
-  if (fs::is_directory(path, ec)) throw std::invalid_argument("--save-grads " + path + " is a directory; name a file");
-  if (target.parent_path() != run && !fs::is_directory(target.parent_path(), ec))
+  const fs::path parent = io::resolved(path).parent_path();
+  if (parent != io::resolved(run_dir) && !fs::is_directory(parent, ec))
     throw std::invalid_argument("--save-grads " + path + ": there is no directory " +
                                 fs::path(path).parent_path().string());
 }
@@ -145,7 +140,7 @@ int run_train(TrainArgs a) {
   if (a.resume.empty() && a.out.empty()) a.out = "runs/" + c.model.kind + "-" + c.task.name;
 
   std::FILE* human = a.json ? stderr : stdout;
-  check_save_grads(a.save_grads, a.out.empty() ? a.resume : a.out);
+  check_save_grads(a.save_grads, a.out.empty() ? a.resume : a.out, c.task);
   ag::set_num_threads(a.threads);
   g_stop = false;
   std::signal(SIGINT, on_stop_signal);
@@ -185,6 +180,7 @@ int run_train(TrainArgs a) {
   const auto& task = r.task;
   const tasks::TaskInfo& info = task->info();
   if (!a.save_grads.empty()) {
+    check_save_grads(a.save_grads, dir, r.config.task);  // a resumed run's text is known now
     // The model just trained, as it is in memory (the checkpoint holds the same values).
     const double loss =
         train::save_batch_gradients(*r.model, *task, r.config.batch, train::eval_seed(r.config.seed), a.save_grads);
@@ -193,7 +189,7 @@ int run_train(TrainArgs a) {
   fmt::print(human, "{} on {} (len {}): {} parameters, {} steps in {:.1f} s ({:.2f} ms/step)\n", r.config.model.kind,
              info.name, info.len, r.params, r.steps_done - r.start_step, r.seconds, r.ms_per_step);
   print_eval(human, r.eval, info);
-  fmt::print(human, "checkpoint and log: {}/\n", dir);
+  fmt::print(human, "checkpoint and log: {}/\n", text::one_line(dir));
   if (a.json) {
     nlohmann::json j = {
         {"model", r.config.model.kind},
@@ -259,18 +255,18 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       ->check(CLI::IsMember(nn::choices::embed_inits))
       ->capture_default_str();
   t->add_option("--dropout", c.model.dropout, "dropout probability")
-      ->check(CLI::Range(0.0, 0.95))
+      ->check(finite_range(0.0, 0.95))
       ->capture_default_str();
   t->add_option("--optimizer", a->optimizer, nn::choices::one_of_text(nn::choices::optimizers))
       ->check(CLI::IsMember(nn::choices::optimizers))
       ->capture_default_str();
   t->add_option("--lr", c.optim.lr, "peak learning rate")->check(kFinitePositive)->capture_default_str();
-  t->add_option("--momentum", c.optim.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))->capture_default_str();
+  t->add_option("--momentum", c.optim.momentum, "SGD momentum")->check(finite_range(0.0, 0.999))->capture_default_str();
   t->add_option("--weight-decay", c.optim.weight_decay, "weight decay")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(finite_range(0.0, 1.0))
       ->capture_default_str();
   t->add_option("--clip", c.clip, "max global gradient norm (0: off)")
-      ->check(CLI::Range(0.0, 1e9))
+      ->check(finite_range(0.0, 1e9))
       ->capture_default_str();
   t->add_option(
        "--schedule", a->schedule,
@@ -387,14 +383,12 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
     std::filesystem::create_directories(e->dir + "/eval", made);  // DIR and DIR/eval, as data/ holds them
     if (made) throw std::runtime_error("cannot create " + e->dir + "/eval: " + made.message());
     const std::string path = e->dir + "/toylang.txt";
-    std::ofstream out(path, std::ios::binary);
-    out << tasks::generate_toy_language(tasks::kToyCorpusChars, tasks::kToyCorpusSeed);
-    if (!out.flush()) throw std::runtime_error("cannot write " + path);
-    fmt::print("wrote {}\n", path);
+    io::write_file(path, tasks::generate_toy_language(tasks::kToyCorpusChars, tasks::kToyCorpusSeed));
+    fmt::print("wrote {}\n", text::one_line(path));
     for (const char* name : {"copy", "reverse", "sort", "recall", "adding", "copy-memory"}) {
       const auto task = tasks::make_task({name, 0, "", ""});
       const std::string set = fmt::format("{}/eval/{}-{}.tsv", e->dir, name, task->info().len);
-      tasks::write_eval_set(*task, set, tasks::kEvalSetSize, tasks::kEvalSetSeed);
+      io::write_file(set, tasks::format_eval_set(*task, tasks::kEvalSetSize, tasks::kEvalSetSeed));
       fmt::print("wrote {}\n", set);
     }
     return 0;
@@ -409,7 +403,7 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   sa->add_option("--temperature", e->temperature, "lm: 0 for greedy, else sample from softmax(logits / T)")
-      ->check(CLI::Range(0.0, 100.0))
+      ->check(finite_range(0.0, 100.0))
       ->capture_default_str();
   sa->add_option("--seed", e->seed, "seed for sampling")->check(kSeed)->capture_default_str();
   sa->add_option("--text", e->text, kTextAgain);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "src/exercises/exercises.h"
+#include "src/io/files.h"
 
 namespace seqgrad::exercises {
 
@@ -153,10 +154,7 @@ StartResult start(const Exercise& e, const std::string& dir, bool force, text::L
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw std::runtime_error("cannot create the directory " + dir + ": " + ec.message());
-  std::ofstream out(path, std::ios::binary);
-  out << stub;
-  out.close();
-  if (!out) throw std::runtime_error("cannot write " + path);
+  io::write_file(path, stub);
   return {StartOutcome::written, path};
 }
 

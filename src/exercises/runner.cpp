@@ -278,18 +278,19 @@ std::string report_text(const CheckReport& r, const Exercise& e, text::Lang lang
   using text::tr;
   using text::trf;
   const std::string lang_flag = lang == text::Lang::ko ? " --lang ko" : "";
+  const std::string file = text::one_line(r.file);  // a name with a newline stays on its line
   std::string s;
   switch (r.outcome) {
     case Outcome::missing:
-      return trf("exercise.no_file", lang, r.file, r.exercise, lang_flag) + "\n";
+      return trf("exercise.no_file", lang, file, r.exercise, lang_flag) + "\n";
     case Outcome::compile_error:
-      return trf("exercise.compile_error", lang, r.file) + "\n" + r.output;
+      return trf("exercise.compile_error", lang, file) + "\n" + r.output;
     case Outcome::link_error:
-      return trf("exercise.link_error", lang, r.file, e.functions, r.exercise) + "\n" + r.output;
+      return trf("exercise.link_error", lang, file, e.functions, r.exercise) + "\n" + r.output;
     default:
       break;
   }
-  s += trf("exercise.checking", lang, r.exercise, r.file) + "\n";
+  s += trf("exercise.checking", lang, r.exercise, file) + "\n";
   std::size_t passed = 0;
   for (const CheckLine& c : r.checks) {
     passed += c.status == Status::pass;

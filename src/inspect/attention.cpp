@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "src/io/files.h"
 #include "src/report/svg.h"
 #include "src/report/terminal.h"
 
@@ -90,9 +91,7 @@ std::vector<std::string> write_attention_svgs(const AttentionMaps& maps, const s
                               false,
                               460,
                               420};
-      std::ofstream out(path, std::ios::binary);
-      out << report::svg(m);
-      if (!out.flush()) throw std::runtime_error("cannot write " + path);
+      io::write_file(path, report::svg(m));
       files.push_back(path);
     }
   }

@@ -7,6 +7,7 @@
 
 #include "src/inspect/charts.h"
 #include "src/inspect/compare.h"
+#include "src/io/files.h"
 #include "src/report/html.h"
 #include "src/report/svg.h"
 
@@ -20,12 +21,6 @@ nlohmann::json profile_json(const GradProfile& p) {
           {"grad_norm_h", p.grad_norm_h},
           {"loss", p.loss},
           {"decay", p.decay()}};
-}
-
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
 }
 
 // Removes the columns in which no row has a figure ("-" everywhere: the
@@ -162,7 +157,7 @@ std::string to_text(const CompareResult& r) {
 std::string write_report(const CompareResult& r, const std::string& dir) {
   namespace fs = std::filesystem;
   fs::create_directories(dir);
-  write_file(fs::path(dir) / "data.json", to_json(r).dump(2) + "\n");
+  io::write_file((fs::path(dir) / "data.json").string(), to_json(r).dump(2) + "\n");
 
   report::Page page;
   page.title = fmt::format("RNN against attention on {} (len {})", r.info.name, r.info.len);
@@ -201,7 +196,8 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
     for (std::size_t k = 0; k < row.size(); ++k) csv += (k ? "," : "") + row[k];
     csv += "\n";
   }
-  write_file(fs::path(dir) / "summary.csv", csv);  // every column, so that its shape does not depend on the task
+  io::write_file((fs::path(dir) / "summary.csv").string(),
+                 csv);  // every column, so that its shape does not depend on the task
   drop_empty_columns(summary);
   page.sections.push_back({"Summary",
                            "grad far/near: the norm of dL/dx_t at the farthest position over that at the nearest, with "
@@ -236,7 +232,7 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
       chart->series.push_back(g);
     }
   }
-  write_file(fs::path(dir) / "grads.csv", grads_csv);
+  io::write_file((fs::path(dir) / "grads.csv").string(), grads_csv);
   page.sections.push_back(
       {"Learning",
        "Training loss per step, and held-out accuracy against the distance between the answer and the token it needs.",
@@ -314,7 +310,7 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
     row.push_back(c.model == "transformer" ? "O(1) path, O(1) sequential" : "O(n) path, O(n) sequential");
     paths.rows.push_back(row);
   }
-  write_file(fs::path(dir) / "paths.csv", paths_csv);
+  io::write_file((fs::path(dir) / "paths.csv").string(), paths_csv);
   page.sections.push_back({"Path length, measured on the graph",
                            "The fewest ops between the first input and the output at the last position, and the "
                            "longest chain of ops that must "
@@ -323,7 +319,7 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
                            {paths}});
 
   const std::string path = (fs::path(dir) / "report.html").string();
-  write_file(path, report::html(page));
+  io::write_file(path, report::html(page));
   return path;
 }
 

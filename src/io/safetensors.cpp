@@ -1,7 +1,5 @@
 #include "src/io/safetensors.h"
-
-#include <fcntl.h>
-#include <unistd.h>
+#include "src/io/files.h"
 
 #include <algorithm>
 #include <bit>
@@ -120,35 +118,8 @@ void write_safetensors(const std::string& path, const SafeTensors& file) {
   std::uint8_t length[8];
   for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(text.size()) >> (8 * i));
 
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-  auto write_all = [&](const void* p, std::size_t n) {
-    const auto* bytes = static_cast<const std::uint8_t*>(p);
-    while (n > 0) {
-      const ssize_t w = ::write(fd, bytes, n);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        const std::string why = std::strerror(errno);
-        ::close(fd);
-        std::remove(tmp.c_str());
-        throw std::runtime_error("cannot write " + tmp + ": " + why);
-      }
-      bytes += w;
-      n -= static_cast<std::size_t>(w);
-    }
-  };
-  write_all(length, 8);
-  write_all(text.data(), text.size());
-  write_all(data.data(), data.size());
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot sync " + tmp + ": " + std::strerror(errno));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
-  }
+  write_file(path, {std::string_view(reinterpret_cast<const char*>(length), 8), text,
+                    std::string_view(reinterpret_cast<const char*>(data.data()), data.size())});
 }
 
 SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std::string& name) {

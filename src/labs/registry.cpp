@@ -98,13 +98,15 @@ std::vector<double> parse_answer_numbers(const std::string& answer, const std::s
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != number.size() || !std::isfinite(x))
+    // Decimal numbers only: strtod would also read hex floats (0x1p3) and "inf".
+    const bool decimal = number.find_first_not_of("0123456789.eE+-") == std::string::npos;
+    if (!decimal || used != number.size() || !std::isfinite(x))
       throw std::invalid_argument("the answer '" + answer + "': '" + word + "' is not a number; write " + format);
     out.push_back(x);
     word.clear();
   };
   for (char c : answer) {
-    if (c == ',' || c == ' ' || c == '\t') {
+    if (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n') {
       take();
     } else {
       word += c;

@@ -31,19 +31,19 @@ std::string eval_set_path(const TaskInfo& info) {
   return fmt::format("{}/eval/{}-{}.tsv", data_dir(), info.name, info.len);
 }
 
-void write_eval_set(const Task& task, const std::string& path, int count, std::uint64_t seed) {
+std::string format_eval_set(const Task& task, int count, std::uint64_t seed) {
   ag::Rng rng(seed);
   const Batch b = task.sample(count, rng);
   const TaskInfo& info = task.info();
   const auto T = static_cast<std::size_t>(b.T), F = static_cast<std::size_t>(info.features);
-  std::ofstream out(path, std::ios::binary);
+  std::ostringstream out;
   for (std::size_t s = 0; s < static_cast<std::size_t>(count); ++s) {
     out << (b.tokens.empty() ? "" : join(b.tokens.data() + s * T, T)) << '\t'
         << (b.targets.empty() ? "" : join(b.targets.data() + s * T, T)) << '\t'
         << (b.features.empty() ? "" : join(b.features.data() + s * T * F, T * F)) << '\t'
         << (b.values.empty() ? "" : join(b.values.data() + s, 1)) << '\n';
   }
-  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+  return out.str();
 }
 
 std::optional<std::vector<Batch>> read_eval_set(const Task& task, int batch) {

@@ -17,8 +17,8 @@ constexpr std::uint64_t kEvalSetSeed = 1706;  // the seed they were drawn from
 // data_dir()/eval/<task>-<len>.tsv
 std::string eval_set_path(const TaskInfo& info);
 
-// Draws `count` sequences from `seed` and writes them in the format above.
-void write_eval_set(const Task& task, const std::string& path, int count, std::uint64_t seed);
+// Draws `count` sequences from `seed`: the text of a set in the format above.
+std::string format_eval_set(const Task& task, int count, std::uint64_t seed);
 
 // The shipped set for this task and length, in batches of `batch`, if there is one.
 // Throws std::runtime_error naming the file and line when it is damaged.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -100,9 +101,19 @@ class LmTask : public Task {
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::invalid_argument("cannot read the text file " + path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string raw = ss.str();
+    // Read a megabyte at a time, so that a binary file (a NUL byte) is refused
+    // at its first megabyte, not after gigabytes of it are held.
+    std::string raw;
+    std::vector<char> chunk(1 << 20);
+    while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+      const auto got = static_cast<std::size_t>(in.gcount());
+      if (const void* nul = std::memchr(chunk.data(), 0, got))
+        throw std::invalid_argument(
+            "the text file " + path + " looks binary (it holds a NUL byte at offset " +
+            std::to_string(raw.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - chunk.data())) + ")");
+      raw.append(chunk.data(), got);
+    }
+    if (in.bad()) throw std::invalid_argument("cannot read the text file " + path);
     if (raw.empty()) throw std::invalid_argument("the text file " + path + " is empty");
     info_.text_fingerprint = fingerprint(raw);
     if (!expected_fingerprint.empty() && expected_fingerprint != info_.text_fingerprint) {
@@ -154,6 +165,9 @@ class LmTask : public Task {
     info_.separator = words ? " " : "";
     info_.len = info_.seq_len = len;
     info_.vocab = info_.out_dim = static_cast<int>(alphabet_.size());
+    std::string tokens;  // the vocabulary in its order, a token a line (the newline character as \n)
+    for (const std::string& t : alphabet_) tokens += (t == "\n" ? std::string("\\n") : t) + "\n";
+    info_.vocab_fingerprint = fingerprint(tokens);
     info_.input = "len " + unit + "s of " + path;
     info_.target = "each next " + unit;
     info_.scored = "every position";

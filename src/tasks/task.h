@@ -39,6 +39,7 @@ struct TaskInfo {
   double chance = 0;                  // the score of the best guess that ignores the input
   std::string chance_text;            // how that figure arises
   std::string text_fingerprint;       // lm, words: fingerprint() of the text read
+  std::string vocab_fingerprint;      // lm, words: fingerprint() of its tokens, in the order they are numbered
 };
 
 class Task {
@@ -60,9 +61,10 @@ class Task {
 
 struct TaskOptions {
   std::string name;
-  int len = 0;                   // 0: the task's default
-  std::string text_path;         // lm, words: a UTF-8 file; empty: the shipped corpus
-  std::string text_fingerprint;  // when set, the text must have it (a run's text, unchanged)
+  int len = 0;                      // 0: the task's default
+  std::string text_path;            // lm, words: a UTF-8 file; empty: the shipped corpus
+  std::string text_fingerprint;     // when set, the text must have it (a run's text, unchanged)
+  std::string vocab_fingerprint{};  // a run's: of the tokens its model was trained to read, in order
 };
 
 // A fingerprint of a text's bytes ("fnv1a64:<16 hex digits>"), to notice an edited file.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -127,9 +128,50 @@ std::optional<Lang> parse_lang(std::string_view name) {
 Lang lang_from_environment() {
   for (const char* var : {"LC_ALL", "LC_MESSAGES", "LANG"}) {
     const char* value = std::getenv(var);
-    if (value && *value) return std::string_view(value).starts_with("ko") ? Lang::ko : Lang::en;
+    if (!value || !*value) continue;
+    const std::string_view locale(value);
+    if (!locale.starts_with("ko")) return Lang::en;
+    // Korean is written in UTF-8 only: ko_KR.EUC-KR (or any other codeset) gets English, which it can show.
+    const std::size_t dot = locale.find('.');
+    if (dot == std::string_view::npos) return Lang::ko;
+    std::string codeset;
+    for (char c : locale.substr(
+             dot + 1, locale.find('@') == std::string_view::npos ? std::string_view::npos : locale.find('@') - dot - 1))
+      if (c != '-') codeset += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return codeset == "utf8" ? Lang::ko : Lang::en;
   }
   return Lang::en;
+}
+
+std::size_t utf8_char_at(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  char32_t cp = n == 1 ? c : c & (0x7F >> n);
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc >> 6) != 0x2) return 0;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  static constexpr char32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kLeast[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
+  return n;
+}
+
+std::string one_line(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = utf8_char_at(s, i);
+    if (n > 1 || (n == 1 && c >= 0x20 && c != 0x7F)) {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : fmt::format("\\x{:02x}", c);
+    ++i;
+  }
+  return out;
 }
 
 std::string_view to_string(Lang lang) { return lang == Lang::ko ? "ko" : "en"; }

@@ -17,7 +17,8 @@ enum class Lang { en, ko };
 // "en" or "ko" (also "ko_KR.UTF-8" and the like); nothing for anything else.
 std::optional<Lang> parse_lang(std::string_view name);
 // Korean when LC_ALL, LC_MESSAGES or LANG (the first one set, as gettext reads
-// them) starts with "ko"; English otherwise.
+// them) starts with "ko" and names no codeset or UTF-8 (ko_KR.EUC-KR cannot
+// show what seqgrad writes: it gets English); English otherwise.
 Lang lang_from_environment();
 std::string_view to_string(Lang lang);
 
@@ -31,6 +32,16 @@ template <class... Args>
 std::string trf(std::string_view id, Lang lang, Args&&... args) {
   return fmt::format(fmt::runtime(tr(id, lang)), std::forward<Args>(args)...);
 }
+
+// The length of the UTF-8 character at s[i], or 0 when the bytes there are not
+// one (malformed, overlong, a surrogate, past U+10FFFF).
+std::size_t utf8_char_at(std::string_view s, std::size_t i);
+
+// What seqgrad echoes (a path in a message or a report line) on one line: a
+// control character or a byte that is not UTF-8 is written as \n, \t or \xHH,
+// so that a name with a newline in it cannot print a second line (a forged
+// "seqgrad: ...").
+std::string one_line(std::string_view s);
 
 // Every id, for the test that each has both languages and that the fields of
 // the two agree.

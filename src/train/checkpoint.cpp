@@ -31,6 +31,37 @@ void save_checkpoint(const std::string& dir, const TrainConfig& config, const nn
 
 namespace {
 
+// A text given for a run's own (`--text`): the same bytes, or for `same_vocabulary`
+// the same tokens in the same order; said through `note`, or refused.
+void check_text(const std::string& text, const tasks::TaskInfo& info, const tasks::TaskOptions& run, int run_vocab,
+                TextRule rule, const std::function<void(const std::string&)>& note) {
+  const auto say = [&](const std::string& line) {
+    if (note) note(line);
+  };
+  if (info.text_fingerprint == run.text_fingerprint) {
+    say("reading the run's text from " + text + " (the same text it was trained on)");
+    return;
+  }
+  const std::string differs = "the text " + text + " is not the one the run was trained on (fingerprint " +
+                              info.text_fingerprint + ", the run's " + run.text_fingerprint + ")";
+  if (rule == TextRule::same_text && !run.text_fingerprint.empty())
+    throw std::runtime_error(
+        differs + ": a run continues on its own text; to train on this one, start a run with --text " + text);
+  if (run.vocab_fingerprint.empty()) {  // a run from before the vocabulary was recorded: its size is checked below
+    say(differs + "; the run does not record its vocabulary, so only its size is checked");
+    return;
+  }
+  if (info.vocab_fingerprint != run.vocab_fingerprint)
+    throw std::runtime_error(
+        differs + ", and its vocabulary is not the run's (" +
+        (info.vocab == run_vocab
+             ? std::to_string(info.vocab) + " distinct tokens, as many as the run's, but not the same "
+                                            "ones in the same order"
+             : std::to_string(info.vocab) + " distinct tokens, the run's " + std::to_string(run_vocab)) +
+        "): the model would read its tokens as others");
+  say(differs + "; its vocabulary is the run's, token for token, so it is read as given");
+}
+
 // A count saved as text ("step", "optimizer_steps"): digits only, no sign, nothing after.
 long parse_count(const std::string& text, const std::string& path, const char* what) {
   if (text.empty() || text.size() > 15 ||
@@ -43,11 +74,17 @@ long parse_count(const std::string& text, const std::string& path, const char* w
 }  // namespace
 
 Checkpoint load_checkpoint(const std::string& dir, const std::string& text,
-                           const std::function<void(const std::string&)>& note) {
+                           const std::function<void(const std::string&)>& note, TextRule rule) {
   const std::string path = (std::filesystem::path(dir) / kCheckpointFile).string();
   if (!std::filesystem::is_directory(dir)) throw std::runtime_error("no run directory at " + dir);
-  if (!std::filesystem::exists(path))
+  if (!std::filesystem::exists(path)) {
+    if (std::filesystem::exists(std::filesystem::path(dir) / kReplacedDir / kCheckpointFile))
+      throw std::runtime_error(dir +
+                               " holds no checkpoint: an --overwrite there was stopped before its first one; "
+                               "seqgrad train --resume " +
+                               dir + " restores the run it was to replace");
     throw std::runtime_error(dir + " holds no checkpoint (" + kCheckpointFile + " is missing)");
+  }
   io::SafeTensors file = io::read_safetensors(path);
   if (!file.checksummed)
     throw std::runtime_error(path +
@@ -99,14 +136,8 @@ Checkpoint load_checkpoint(const std::string& dir, const std::string& text,
     throw std::runtime_error(path + ": the run's task cannot be made: " + why +
                              (why.find("text file") != std::string::npos ? " (give the text with --text FILE)" : ""));
   }
-  if (!text.empty() && note) {
-    const std::string& now = ck.task->info().text_fingerprint;
-    note(now == ck.config.task.text_fingerprint
-             ? "reading the run's text from " + text + " (the same text it was trained on)"
-             : "reading the text from " + text + ": it is not the text the run was trained on (fingerprint " + now +
-                   ", the run's " + ck.config.task.text_fingerprint + ")");
-  }
   const tasks::TaskInfo& info = ck.task->info();
+  if (!text.empty()) check_text(text, info, ck.config.task, ck.config.model.vocab, rule, note);
   if (info.vocab != ck.config.model.vocab || info.features != ck.config.model.features ||
       info.out_dim != ck.config.model.out_dim) {
     if (!text.empty())

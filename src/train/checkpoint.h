@@ -10,10 +10,9 @@
 #include "src/nn/model.h"
 #include "src/nn/optim.h"
 #include "src/train/config.h"
+#include "src/train/run_files.h"
 
 namespace seqgrad::train {
-
-constexpr const char* kCheckpointFile = "checkpoint.safetensors";
 
 void save_checkpoint(const std::string& dir, const TrainConfig& config, const nn::SequenceModel& model,
                      const nn::Optimizer& optimizer, long step);
@@ -32,8 +31,14 @@ struct Checkpoint {
 // (before building it), every parameter's shape, and the task (its text, for
 // lm and words, must be the one trained on). `text` given: read the run's
 // text from there instead (it was moved, or it is to be evaluated as edited),
-// and say so through `note`. Throws std::runtime_error with a clear message.
+// and say so through `note`. A text given must be the run's own, byte for
+// byte, for `TextRule::same_text` (a resumed run continues on its own text);
+// for `same_vocabulary` (evaluating) another text is read when its vocabulary
+// is the run's, token for token in the same order. Throws std::runtime_error
+// with a clear message.
+enum class TextRule { same_text, same_vocabulary };
 Checkpoint load_checkpoint(const std::string& dir, const std::string& text = "",
-                           const std::function<void(const std::string&)>& note = {});
+                           const std::function<void(const std::string&)>& note = {},
+                           TextRule rule = TextRule::same_vocabulary);
 
 }  // namespace seqgrad::train

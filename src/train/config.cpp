@@ -38,14 +38,16 @@ void to_json(nlohmann::json& j, const TrainConfig& c) {
        {"seed", c.seed},
        {"eval_size", c.eval_size},
        {"checkpoint_every", c.checkpoint_every}};
+  if (!c.task.vocab_fingerprint.empty()) j["task"]["vocab_fingerprint"] = c.task.vocab_fingerprint;
 }
 
 void from_json(const nlohmann::json& j, TrainConfig& c) {
   c.model = j.at("model").get<nn::ModelConfig>();
   const auto& t = j.at("task");
   // text_fingerprint is new: a checkpoint written before it has none, and its text is not checked.
+  // vocab_fingerprint is newer still (runs on a text only); without it, only the vocabulary's size is checked.
   c.task = {t.at("name").get<std::string>(), nn::json_int(t, "len"), t.at("text").get<std::string>(),
-            t.value("text_fingerprint", std::string())};
+            t.value("text_fingerprint", std::string()), t.value("vocab_fingerprint", std::string())};
   const auto& o = j.at("optim");
   c.optim.kind = nn::choices::parse_optimizer(o.at("kind").get<std::string>());
   c.optim.lr = o.at("lr").get<double>();

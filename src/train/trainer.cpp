@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -16,6 +17,7 @@
 
 #include <fmt/core.h>
 
+#include "src/io/files.h"
 #include "src/io/memory.h"
 #include "src/train/checkpoint.h"
 #include "src/train/loss.h"
@@ -41,20 +43,22 @@ std::string first_non_finite(const nn::SequenceModel& model) {
 }
 
 // The log keeps one row per step; a resumed run keeps the rows up to its start.
-// The kept rows are written to log.csv.tmp and renamed over log.csv, so a kill
-// at any moment leaves the old log or the new one, never a part; every write is
-// checked, so a full disk is a failure, not a gap.
+// The kept rows are written whole (io::write_file: a kill at any moment leaves
+// the old log or the new one, never a part), then rows are appended; every
+// write is checked, so a full disk is a failure, not a gap.
 class CsvLog {
  public:
   CsvLog(const std::string& dir, long keep_until) {
     if (dir.empty()) return;
-    path_ = (std::filesystem::path(dir) / "log.csv").string();
+    path_ = (std::filesystem::path(dir) / kLogFile).string();
     std::vector<std::string> kept;
     if (keep_until > 0) {
       std::ifstream in(path_);
       std::string line;
       std::getline(in, line);  // header
       for (int number = 2; std::getline(in, line); ++number) {
+        // A last line without its six fields and its newline is a write cut short (a full disk): not a row.
+        if (in.eof() && std::count(line.begin(), line.end(), ',') != 5) break;
         long step = 0;
         try {
           std::size_t used = 0;
@@ -66,19 +70,11 @@ class CsvLog {
         kept.push_back(line);
       }
     }
-    const std::string tmp = path_ + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      out << "step,loss,accuracy,grad_norm,lr,elapsed_s\n";
-      for (const auto& l : kept) out << l << "\n";
-      out.close();
-      if (!out) throw std::runtime_error("cannot write " + tmp);
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path_, ec);
-    if (ec) throw std::runtime_error("cannot rename " + tmp + " to " + path_ + ": " + ec.message());
+    std::string text = "step,loss,accuracy,grad_norm,lr,elapsed_s\n";
+    for (const auto& l : kept) text += l + "\n";
+    io::write_file(path_, text);
     out_.open(path_, std::ios::app);
-    if (!out_) throw std::runtime_error("cannot write " + path_);
+    if (!out_) throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
   }
   void add(const StepLog& s) {
     if (!out_.is_open()) return;
@@ -95,7 +91,7 @@ class CsvLog {
 
  private:
   void check() const {
-    if (!out_) throw std::runtime_error("writing " + path_ + " failed (is the disk full?)");
+    if (!out_) throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno ? errno : EIO));
   }
   std::string path_;
   std::ofstream out_;
@@ -103,15 +99,22 @@ class CsvLog {
 
 // A run directory belongs to one run at a time: an advisory lock (flock) on
 // DIR/.lock, held while the run lives and let go by the system when it ends,
-// however it ends.
+// however it ends. A directory the lock made and nothing else filled (a run
+// refused before its first step) is removed again.
 class RunLock {
  public:
   // A fresh run makes its directory; a resumed one must find it (or nothing is locked,
   // and loading its checkpoint says what is missing).
-  RunLock(const std::string& dir, bool create) {
-    if (dir.empty() || (!create && !std::filesystem::is_directory(dir))) return;
-    if (create) std::filesystem::create_directories(dir);
-    const std::string path = (std::filesystem::path(dir) / ".lock").string();
+  RunLock(const std::string& dir, bool create) : dir_(dir) {
+    namespace fs = std::filesystem;
+    if (dir.empty() || (!create && !fs::is_directory(dir))) return;
+    if (create && !fs::exists(dir)) {
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      if (ec) throw std::runtime_error("cannot create " + dir + ": " + ec.message());
+      made_ = true;
+    }
+    const std::string path = (fs::path(dir) / kLockFile).string();
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -122,26 +125,99 @@ class RunLock {
     }
   }
   ~RunLock() {
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ < 0) return;
+    namespace fs = std::filesystem;
+    try {  // on the way out of a std::bad_alloc too: nothing may throw from here
+      std::error_code ec;
+      if (made_ && std::distance(fs::directory_iterator(dir_, ec), fs::directory_iterator()) == 1) {
+        fs::remove(fs::path(dir_) / kLockFile, ec);
+        fs::remove(dir_, ec);
+      }
+    } catch (...) {
+    }
+    ::close(fd_);
   }
   RunLock(const RunLock&) = delete;
   RunLock& operator=(const RunLock&) = delete;
 
  private:
+  std::string dir_;
+  bool made_ = false;
   int fd_ = -1;
 };
 
-// A fresh run may not land on another run's files unless told to; told to,
-// it removes the old checkpoint at once, so that nothing of that run is taken
-// for this one's (the log is rewritten when the run starts).
-void check_fresh(const std::string& dir, bool overwrite) {
-  if (dir.empty()) return;
-  if (overwrite) {
-    std::filesystem::remove(std::filesystem::path(dir) / "checkpoint.safetensors");
-    return;
+// --overwrite replaces a run only once the new one is valid: its checkpoint
+// and log are moved into DIR/.replaced/ when the new run starts training, and
+// deleted when the new run has written its first checkpoint. Until then, any
+// failure moves them back; so does the next run in DIR after a kill.
+class SetAside {
+ public:
+  explicit SetAside(std::string dir) : dir_(std::move(dir)), aside_(std::filesystem::path(dir_) / kReplacedDir) {}
+  // After a kill between set-aside and the first checkpoint: the old run comes back.
+  bool restore_interrupted() {
+    std::error_code ec;
+    if (dir_.empty() || !std::filesystem::is_directory(aside_, ec)) return false;
+    restore();
+    return true;
   }
+  void set_aside() {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(fs::path(dir_) / kLogFile, ec) && !fs::exists(fs::path(dir_) / kCheckpointFile, ec)) return;
+    fs::create_directories(aside_, ec);
+    if (ec) throw std::runtime_error("cannot create " + aside_.string() + ": " + ec.message());
+    active_ = true;
+    for (const char* name : {kLogFile, kCheckpointFile}) {  // in this order: restore() relies on it
+      const fs::path from = fs::path(dir_) / name;
+      if (!fs::exists(from, ec)) continue;
+      fs::rename(from, aside_ / name, ec);
+      if (ec) throw std::runtime_error("cannot move " + from.string() + " aside: " + ec.message());
+    }
+  }
+  bool active() const { return active_; }
+  // The new run is valid: the old one goes.
+  void commit() {
+    if (!active_) return;
+    std::error_code ec;
+    std::filesystem::remove_all(aside_, ec);
+    active_ = false;
+  }
+  ~SetAside() {
+    try {  // on the way out of a std::bad_alloc too: nothing may throw from here
+      if (active_) restore();
+    } catch (...) {
+    }
+  }
+  SetAside(const SetAside&) = delete;
+  SetAside& operator=(const SetAside&) = delete;
+
+ private:
+  // The old run's files back in place, over what the new run wrote, and .replaced/ removed.
+  // The log is set aside first: a checkpoint set aside without a log means the
+  // old run had none, and the log in the directory is the new run's.
+  void restore() {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path dir(dir_);
+    if (fs::exists(aside_ / kLogFile, ec))
+      fs::rename(aside_ / kLogFile, dir / kLogFile, ec);
+    else if (fs::exists(aside_ / kCheckpointFile, ec))
+      fs::remove(dir / kLogFile, ec);
+    if (fs::exists(aside_ / kCheckpointFile, ec)) fs::rename(aside_ / kCheckpointFile, dir / kCheckpointFile, ec);
+    fs::remove_all(aside_, ec);
+    active_ = false;
+  }
+  std::string dir_;
+  std::filesystem::path aside_;
+  bool active_ = false;
+};
+
+// A fresh run may not land on another run's files unless told to (and told
+// to, nothing is touched until the new run has been validated: SetAside).
+void check_fresh(const std::string& dir, bool overwrite) {
+  if (dir.empty() || overwrite) return;
   std::vector<std::string> there;
-  for (const char* name : {"checkpoint.safetensors", "log.csv"})
+  for (const char* name : {kCheckpointFile, kLogFile})
     if (std::filesystem::exists(std::filesystem::path(dir) / name)) there.push_back(name);
   if (there.empty()) return;
   std::string names;
@@ -222,9 +298,13 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   std::shared_ptr<tasks::Task>& task = run.task;
   std::string out_dir = options.out_dir.empty() ? options.resume_dir : options.out_dir;
   const RunLock lock(out_dir, out_dir != options.resume_dir);
+  SetAside replaced(out_dir);
+  if (!out_dir.empty() && replaced.restore_interrupted() && options.observer.on_message)
+    options.observer.on_message("an --overwrite in " + out_dir +
+                                " was stopped before its first checkpoint; the run it was to replace is restored");
   if (options.resume_dir.empty() || out_dir != options.resume_dir) check_fresh(out_dir, options.overwrite);
   if (!options.resume_dir.empty()) {
-    Checkpoint ck = load_checkpoint(options.resume_dir, options.text, options.observer.on_message);
+    Checkpoint ck = load_checkpoint(options.resume_dir, options.text, options.observer.on_message, TextRule::same_text);
     config = ck.config;
     if (options.steps) config.steps = *options.steps;
     if (options.checkpoint_every) config.checkpoint_every = *options.checkpoint_every;
@@ -256,6 +336,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   if (!options.text.empty()) config.task.text_path = std::filesystem::absolute(options.text).string();
   const tasks::TaskInfo& info = task->info();
   config.task.text_fingerprint = info.text_fingerprint;
+  config.task.vocab_fingerprint = info.vocab_fingerprint;
   // A signal while the checkpoint or the text was read: stop before anything is written.
   if (options.stop && options.stop->load()) {
     result.config = config;
@@ -272,6 +353,8 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   }
   result.config = config;
   result.params = model->num_parameters();
+  // Everything is checked: now, and not before, the run --overwrite replaces is set aside.
+  if (options.overwrite && options.resume_dir.empty() && !out_dir.empty()) replaced.set_aside();
   CsvLog log(out_dir, result.start_step);  // the directory is made by the lock
   const std::vector<ag::Tensor> params = model->parameters();
 
@@ -287,7 +370,8 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   // What a diverged run leaves: only what is really there.
   const auto what_is_kept = [&]() -> std::string {
     if (out_dir.empty()) return "";
-    if (std::filesystem::exists(std::filesystem::path(out_dir) / "checkpoint.safetensors"))
+    if (replaced.active()) return "; no checkpoint was written, and the run --overwrite was to replace is restored";
+    if (std::filesystem::exists(std::filesystem::path(out_dir) / kCheckpointFile))
       return "; the last good checkpoint in " + out_dir + " is kept";
     return "; no checkpoint was written";
   };
@@ -334,6 +418,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
       log.flush();
       check_weights(step);
       save_checkpoint(out_dir, config, *model, *optimizer, step);
+      replaced.commit();
     }
     if (stopping) {
       result.interrupted = true;
@@ -344,7 +429,10 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   result.seconds = seconds();
   result.ms_per_step = taken > 0 ? 1000 * result.seconds / static_cast<double>(taken) : 0;
   log.flush();
-  if (!out_dir.empty() && !result.interrupted) save_checkpoint(out_dir, config, *model, *optimizer, result.steps_done);
+  if (!out_dir.empty() && !result.interrupted) {
+    save_checkpoint(out_dir, config, *model, *optimizer, result.steps_done);
+    replaced.commit();
+  }
   if (!result.interrupted) {
     try {
       result.eval = evaluate(*model, *task, config.eval_size, config.batch, eval_seed(config.seed), options.stop);

@@ -53,7 +53,7 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 108 invocations in its table",
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 126 invocations in its table",
           "[cli][errors]") {
   prepare();
   const std::string d = kDir;
@@ -87,7 +87,7 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 10
       {"lab attention-by-hand --answer \" \"", 2, "--answer is empty"},
       {"lab quadratic-cost --answer 100 --reveal", 2, "--answer excludes --reveal"},
       {"lab attention-by-hand --answer 1,1,1 --vectors \"1,0 0,1\"", 2, "--vectors excludes --answer"},
-      {"lab quadratic-cost --predict", 2, "--predict: no answer on standard input"},
+      {"lab quadratic-cost --predict", 2, "no answer: the input ended before one was typed"},
       {"train --task words --len 5000", 2, "--len: Value 5000 not in range"},
       {"train --task lookback --len 3", 2, "--len for lookback must be between 5 and 4096, got 3"},
       {"train --model gru --tie-qk", 2, "--tie-qk is the Transformer's: --model gru has no attention"},
@@ -161,7 +161,7 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 10
       {"train --resume " + d + "/tf --dropout 0.1", 2, "--dropout cannot be changed when resuming"},
       {"train --resume " + d + "/tf --overwrite", 2, "--overwrite cannot be changed when resuming"},
       {"train --resume " + d + "/tf --save-grads " + d + "/tf/checkpoint.safetensors", 2,
-       "would overwrite the run's own checkpoint.safetensors"},
+       "would replace the run's own checkpoint.safetensors"},
       {"train --model rnn --heads 2", 2, "--heads is the Transformer's: --model rnn has no attention"},
       {"train --model lstm --dropout 0.2", 2, "--dropout has no effect on a one-layer recurrent model"},
       {"train --model transformer --init orthogonal", 2, "--init is the recurrent models'"},
@@ -183,6 +183,26 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 10
       {"train --lr 1e-320", 2, "'1e-320' is too small to compute with"},
       {"train --out \"$(printf 'r\\377')\"", 2, "argument 3 ('r\\xff') is not valid UTF-8 (byte 1)"},
       {"eval \"$(printf 'a\\nseqgrad: forged')\"", 1, "no run directory at a\\nseqgrad: forged"},
+      // Round three (files and runs): an --overwrite refused leaves the old run (tf is used below), outputs that
+      // would replace a run's file or the command's input, a text not the run's, and the small ones.
+      {"train --model transformer --d-model 30 --heads 4 --out " + d + "/tf --overwrite", 2,
+       "d_model 30 is not divisible by heads 4"},
+      {"grads --csv " + d + "/tf/log.csv", 2, "--csv " + d + "/tf/log.csv would replace the log.csv of the run"},
+      {"graph --out " + d + "/rnn/checkpoint.safetensors", 2, "would replace the checkpoint.safetensors of the run"},
+      {"train --task lm --text " + d + "/short.txt --save-grads " + d + "/short.txt --out " + d + "/x", 2,
+       "--save-grads " + d + "/short.txt would replace the run's text"},
+      {"attention " + d + "/tf --out " + d + "/short.txt", 2, "--out " + d + "/short.txt is a file; name a directory"},
+      {"train --resume " + d + "/tf --text " + d + "/short.txt", 1, "--text is only for the lm and words tasks"},
+      {"lab attention-by-hand --answer ''", 2, "--answer is empty; give your answer, or --reveal"},
+      {"lab attention-by-hand --answer 0x1p-1,0.5,0", 2, "'0x1p-1' is not a number"},
+      {"lab attention-by-hand --answer inf,0,0", 2, "'inf' is not a number"},
+      {"lab attention-by-hand --vectors \"1e200,0 0,1e200\"", 2, "--vectors: the numbers are too large"},
+      {"exercise check-all --dir " + d + "/no-such-dir", 2, "there is no directory " + d + "/no-such-dir"},
+      {"bench --reference-timeout nan", 2, "--reference-timeout: must be a finite number in [1, 86400], got 'nan'"},
+      {"exercise check attention --timeout nan", 2, "--timeout: must be a finite number in [0.1, 3600], got 'nan'"},
+      {"train --dropout nan", 2, "--dropout: must be a finite number in [0, 0.95], got 'nan'"},
+      {"train --clip -inf", 2, "--clip: must be a finite number in [0, 1e+09], got '-inf'"},
+      {"sample " + d + "/tf --temperature nan", 2, "--temperature: must be a finite number in [0, 100], got 'nan'"},
   };
   int crashes = 0;
   for (const Case& c : cases) {
@@ -196,5 +216,5 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 10
     crashes += r.exit_code > 2;
   }
   CHECK(crashes == 0);
-  CHECK(cases.size() == 110);  // the count in this test's name
+  CHECK(cases.size() == 126);  // the count in this test's name
 }

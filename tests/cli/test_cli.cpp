@@ -129,7 +129,7 @@ TEST_CASE("seqgrad alone lists every command with its line, and exits 2", "[cli]
 TEST_CASE("a file that cannot be written is a run-time failure, exit code 1", "[cli][errors]") {
   const auto r = run_seqgrad("graph --out /nonexistent-dir/g.dot");
   CHECK(r.exit_code == 1);
-  CHECK(r.err == "seqgrad: cannot write /nonexistent-dir/g.dot\n");
+  CHECK(r.err == "seqgrad: cannot write /nonexistent-dir/g.dot: No such file or directory\n");
 }
 
 TEST_CASE("output that cannot be written is a failure: a full disk, a closed standard output", "[cli][errors]") {
@@ -211,8 +211,13 @@ TEST_CASE("a run on --text keeps its absolute path and fingerprint: found from a
   CHECK(std::count(edited.err.begin(), edited.err.end(), '\n') == 1);
   const auto accepted = run_seqgrad("eval " + run + " --text " + root + "/work/story.txt");
   CHECK(accepted.exit_code == 0);
-  CHECK(accepted.err.find("note: reading the text from " + root +
-                          "/work/story.txt: it is not the text the run was trained on") != std::string::npos);
+  CHECK(accepted.err.find("note: the text " + root + "/work/story.txt is not the one the run was trained on") !=
+        std::string::npos);
+  CHECK(accepted.err.find("its vocabulary is the run's, token for token, so it is read as given") != std::string::npos);
+  // Resumed, a run continues on its own text only.
+  const auto resumed_on_edit = run_seqgrad("train --resume " + run + " --steps 5 --text " + root + "/work/story.txt");
+  CHECK(resumed_on_edit.exit_code == 1);
+  CHECK(resumed_on_edit.err.find("a run continues on its own text") != std::string::npos);
 
   // Moved: the message says how to point at it; --text there finds the same text.
   fs::rename(root + "/work/story.txt", root + "/moved.txt");

@@ -1,0 +1,23 @@
+// Writing a file so that nothing half-written ever sits under its final name,
+// and naming paths as the system resolves them.
+#pragma once
+
+#include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+namespace seqgrad::io {
+
+// Writes the pieces, one after the other, to `path` whole: into PATH.tmp
+// beside it, synced, then renamed over PATH. A kill or a full disk at any
+// moment leaves the old file or the new one, never a part, and no PATH.tmp.
+// Throws std::runtime_error "cannot write PATH: <the system's reason>".
+void write_file(const std::string& path, std::initializer_list<std::string_view> pieces);
+inline void write_file(const std::string& path, std::string_view text) { write_file(path, {text}); }
+
+// The absolute, normalised path, through symbolic links where they exist: two
+// names of one file resolve to the same path.
+std::filesystem::path resolved(const std::filesystem::path& path);
+
+}  // namespace seqgrad::io

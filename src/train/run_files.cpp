@@ -1,0 +1,87 @@
+#include "src/train/run_files.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <stdexcept>
+
+#include "src/io/files.h"
+
+namespace seqgrad::train {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& run_file_names() {
+  static const std::vector<std::string> names{kCheckpointFile,
+                                              kLogFile,
+                                              kLockFile,
+                                              std::string(kCheckpointFile) + ".tmp",
+                                              std::string(kLogFile) + ".tmp"};
+  return names;
+}
+
+bool is_locked(const std::string& dir) {
+  const std::string path = (fs::path(dir) / kLockFile).string();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // lets go of the shared lock, if it was taken
+  return held;
+}
+
+namespace {
+
+// A directory a run has used: it holds one of the files only a run writes.
+bool is_run_dir(const fs::path& dir) {
+  std::error_code ec;
+  return std::any_of(run_file_names().begin(), run_file_names().end(),
+                     [&](const std::string& name) { return fs::exists(dir / name, ec); });
+}
+
+void check_inputs(const std::string& option, const std::string& path, const fs::path& target,
+                  const std::vector<Input>& inputs) {
+  for (const auto& [what, input] : inputs)
+    if (!input.empty() && io::resolved(input) == target)
+      throw std::invalid_argument(option + " " + path + " would replace " + what + " (" + input +
+                                  "), which this command reads; write it elsewhere");
+}
+
+void check_not_running(const std::string& option, const std::string& path, const fs::path& dir) {
+  if (is_locked(dir.string()))
+    throw std::invalid_argument(option + " " + path + " would write into " + dir.string() +
+                                ", where a seqgrad run is going on (it holds " + kLockFile +
+                                "); write it elsewhere, or wait for the run to end");
+}
+
+}  // namespace
+
+void check_output(const std::string& option, const std::string& path, const std::vector<Input>& inputs) {
+  if (path.empty()) return;
+  const fs::path target = io::resolved(path);
+  check_inputs(option, path, target, inputs);
+  const fs::path dir = target.parent_path();
+  const std::string name = target.filename().string();
+  const auto& own = run_file_names();
+  if (std::find(own.begin(), own.end(), name) != own.end() && is_run_dir(dir))
+    throw std::invalid_argument(option + " " + path + " would replace the " + name + " of the run in " +
+                                dir.string() + "; write it elsewhere");
+  check_not_running(option, path, dir);
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) throw std::invalid_argument(option + " " + path + " is a directory; name a file");
+}
+
+void check_output_dir(const std::string& option, const std::string& dir, const std::vector<Input>& inputs) {
+  if (dir.empty()) return;
+  const fs::path target = io::resolved(dir);
+  check_inputs(option, dir, target, inputs);
+  check_not_running(option, dir, target);
+  std::error_code ec;
+  if (fs::exists(target, ec) && !fs::is_directory(target, ec))
+    throw std::invalid_argument(option + " " + dir + " is a file; name a directory");
+}
+
+}  // namespace seqgrad::train

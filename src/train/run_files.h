@@ -1,0 +1,41 @@
+// A run directory's own files, and the outputs that may not land on them.
+//
+// A run directory holds checkpoint.safetensors, log.csv and .lock (and, for a
+// moment, their .tmp files). Every option that writes a file (train
+// --save-grads, grads --csv/--svg, graph --out, lab --svg, compare --out) asks
+// check_output first, so that no output replaces a run's checkpoint, its log,
+// a file beside a run that is going on, or a file the command reads.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace seqgrad::train {
+
+constexpr const char* kCheckpointFile = "checkpoint.safetensors";
+constexpr const char* kLogFile = "log.csv";
+constexpr const char* kLockFile = ".lock";
+// Where an --overwrite keeps the run it replaces until the new run's first checkpoint.
+constexpr const char* kReplacedDir = ".replaced";
+
+// The names a run owns in its directory (checkpoint, log, lock, and their temporaries).
+const std::vector<std::string>& run_file_names();
+
+// Whether a seqgrad run holds DIR/.lock now (a run is going on in DIR).
+bool is_locked(const std::string& dir);
+
+// A file the command reads, named for the message: {"the run's text", "corpus.txt"}.
+using Input = std::pair<std::string, std::string>;
+
+// Throws std::invalid_argument "OPTION PATH would replace ...; write it elsewhere"
+// when `path` (compared as resolved paths: symbolic links and ".." followed) is
+// a run's own file, a file in the directory of a run that is going on, or one
+// of `inputs`; or when it names a directory (`directory` false) or its folder is missing.
+void check_output(const std::string& option, const std::string& path, const std::vector<Input>& inputs = {});
+
+// The same for an option naming a directory the command fills: not a run that
+// is going on, and none of `inputs`.
+void check_output_dir(const std::string& option, const std::string& dir, const std::vector<Input>& inputs = {});
+
+}  // namespace seqgrad::train
