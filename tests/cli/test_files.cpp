@@ -46,7 +46,7 @@ const std::string kSmall = " --len 4 --d-model 8 --steps 3 --batch 4 --eval-size
 
 }  // namespace
 
-TEST_CASE("--overwrite replaces a run only when the new one is valid, and a kill before that gives it back",
+TEST_CASE("an --overwrite replaces a run only when the new one is valid, and a kill before that gives it back",
           "[cli][files]") {
   const std::string root = test::temp_path("files-overwrite"), run = root + "/run";
   fs::remove_all(root);
@@ -123,8 +123,9 @@ TEST_CASE("no output option replaces a run's file, a file beside a run going on,
   std::string text;
   for (int i = 0; i < 40; ++i) text += "the cat sees the dog. the dog sees the cat. ";
   std::ofstream(root + "/corpus.txt") << text;
-  REQUIRE(run_seqgrad("train --model rnn --task lm --text " + root + "/corpus.txt" + kSmall + "--out " + run)
-              .exit_code == 0);
+  REQUIRE(
+      run_seqgrad("train --model rnn --task lm --text " + root + "/corpus.txt" + kSmall + "--out " + run).exit_code ==
+      0);
   fs::create_directory_symlink(run, root + "/link");
   const auto before = files_in(run);
 
@@ -134,7 +135,8 @@ TEST_CASE("no output option replaces a run's file, a file beside a run going on,
   const std::vector<Case> cases{
       {"train --task lm --text " + root + "/corpus.txt --save-grads " + root + "/corpus.txt --out " + root + "/r2",
        "would replace the run's text"},
-      {"train --task lm --text " + root + "/corpus.txt --save-grads " + root + "/r2/../corpus.txt --out " + root + "/r2",
+      {"train --task lm --text " + root + "/corpus.txt --save-grads " + root + "/r2/../corpus.txt --out " + root +
+           "/r2",
        "would replace the run's text"},
       {"train --resume " + run + " --save-grads " + run + "/log.csv", "would replace the run's own log.csv"},
       {"grads --csv " + run + "/log.csv", "would replace the log.csv of the run in " + run},
@@ -227,7 +229,8 @@ class SmallDisk {
     if (mounted_) ::umount(dir_.c_str());
   }
   bool mountable() const { return mountable_; }
-  // Runs `args` (where DISK stands for the small disk) with `free_pages` pages of room; returns the exit code and stderr.
+  // Runs `args` (where DISK stands for the small disk) with `free_pages` pages of room; returns the exit code and
+  // stderr.
   std::pair<int, std::string> run(const std::string& args, long free_pages) {
     unmount();
     std::string limit;
@@ -296,7 +299,8 @@ TEST_CASE("a full disk at any write leaves the old file or the whole new one, ne
     for (long free_pages : room) {
       INFO(free_pages << " pages free");
       const auto [code, err] = disk.run(args, free_pages);
-      if (code != 0) CHECK(err.find(disk.mountable() ? "No space left on device" : "File too large") != std::string::npos);
+      if (code != 0)
+        CHECK(err.find(disk.mountable() ? "No space left on device" : "File too large") != std::string::npos);
       for (const auto& [name, bytes] : tree(test::temp_path("files-disk"))) {
         INFO(name);
         CHECK(name.find(".tmp") == std::string::npos);
@@ -308,11 +312,12 @@ TEST_CASE("a full disk at any write leaves the old file or the whole new one, ne
   // A run: whatever the disk let it write, a checkpoint there loads, and no temporary is left.
   for (long free_pages = 0; free_pages < 12; ++free_pages) {
     INFO(free_pages << " pages free");
-    const auto [code, err] = disk.run("train --model lstm --task recall" + kSmall + "--checkpoint-every 1 --out DISK/run",
-                                      free_pages);
+    const auto [code, err] =
+        disk.run("train --model lstm --task recall" + kSmall + "--checkpoint-every 1 --out DISK/run", free_pages);
     const auto files = tree(test::temp_path("files-disk"));
     for (const auto& [name, bytes] : files) CHECK(name.find(".tmp") == std::string::npos);
-    if (code != 0) CHECK(err.find(disk.mountable() ? "No space left on device" : "File too large") != std::string::npos);
+    if (code != 0)
+      CHECK(err.find(disk.mountable() ? "No space left on device" : "File too large") != std::string::npos);
     if (files.count("run/checkpoint.safetensors"))
       CHECK(run_seqgrad("eval " + test::temp_path("files-disk") + "/run").exit_code == 0);
     if (code == 0) break;
@@ -320,8 +325,8 @@ TEST_CASE("a full disk at any write leaves the old file or the whole new one, ne
   // The report: each of its files whole.
   for (long free_pages = 0; free_pages < 40; ++free_pages) {
     INFO(free_pages << " pages free");
-    const auto [code, err] = disk.run("compare --steps 3 --len 4 --d-model 8 --batch 4 --eval-size 4 --out DISK/report",
-                                      free_pages);
+    const auto [code, err] =
+        disk.run("compare --steps 3 --len 4 --d-model 8 --batch 4 --eval-size 4 --out DISK/report", free_pages);
     for (const auto& [name, bytes] : tree(test::temp_path("files-disk"))) {
       INFO(name);
       CHECK(name.find(".tmp") == std::string::npos);
@@ -336,11 +341,18 @@ TEST_CASE("a full disk at any write leaves the old file or the whole new one, ne
   fs::remove(test::temp_path("files-disk") + "-err");
 }
 
-TEST_CASE("small ones: answers typed on Windows, a locale that is not UTF-8", "[cli][files]") {
+TEST_CASE("small ones: answers typed on Windows, a file name with a newline, a locale that is not UTF-8",
+          "[cli][files]") {
   // A CRLF answer is the answer (the figures are graded), exit 0 when right.
   const auto crlf = run_seqgrad("lab quadratic-cost --answer \"$(printf '100\\r')\"");
   CHECK(crlf.err.find("not a number") == std::string::npos);
   CHECK((crlf.exit_code == 0 || crlf.exit_code == 1));
+  // A file name with a newline stays on its report line.
+  const auto newline = run_seqgrad("exercise check attention \"$(printf 'a\\nb.cpp')\"");
+  CHECK(newline.exit_code == 1);
+  CHECK(newline.out.find("a\\nb.cpp: write the stub first with: seqgrad exercise start attention") !=
+        std::string::npos);
+  CHECK(std::count(newline.out.begin(), newline.out.end(), '\n') == 1);
   // Korean is spoken in UTF-8 only: an EUC-KR locale gets English, which it can show.
   const std::string english = run_seqgrad("lab --list --lang en").out, korean = run_seqgrad("lab --list --lang ko").out;
   REQUIRE(english != korean);
