@@ -1,6 +1,8 @@
 #include "src/io/safetensors.h"
 #include "src/io/files.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cerrno>
