@@ -80,6 +80,9 @@ inline void refuse_given(const CLI::App& app, std::initializer_list<const char*>
 // A seed: a whole number >= 0 (CLI11 would quietly wrap -3 into a huge unsigned one).
 extern const CLI::Validator kSeed;
 
+// Exit code of a lab whose own measurement could not decide (neither holds, 0, nor fails, 1).
+constexpr int kInconclusiveExit = 3;
+
 // Exit code of a run stopped by SIGINT or SIGTERM, as a shell reports it.
 constexpr int kInterruptedExit = 130;
 

@@ -176,7 +176,13 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
     }
     const std::vector<std::string> written = a->svg.empty() ? std::vector<std::string>{} : write_pictures(r, a->svg);
     if (a->json) {
-      nlohmann::ordered_json j = {{"name", r.name}, {"claim", r.claim}, {"figures", r.figures}, {"holds", r.holds}};
+      nlohmann::ordered_json j = {{"name", r.name},
+                                  {"claim", r.claim},
+                                  {"figures", r.figures},
+                                  {"holds", r.holds},
+                                  {"verdict", r.holds          ? "holds"
+                                              : r.inconclusive ? "inconclusive"
+                                                               : "does not hold"}};
       if (!written.empty()) j["pictures"] = written;
       if (grade) j["answer"] = {{"given", given}, {"right", grade->right}, {"message", grade->message}};
       std::cout << j.dump(2) << "\n";
@@ -192,14 +198,19 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       fmt::print("{}\n\n", text::trf("lab.frame.claim", lang, r.claim));
       if (lang != Lang::en) fmt::print("  {}\n", text::tr("lab.frame.figures_in_english", lang));
       for (const auto& line : r.lines) fmt::print("  {}\n", line);
-      fmt::print("\n{}\n", text::tr(r.holds ? "lab.frame.holds" : "lab.frame.fails", lang));
+      fmt::print("\n{}\n", text::tr(r.holds          ? "lab.frame.holds"
+                                    : r.inconclusive ? "lab.frame.inconclusive"
+                                                     : "lab.frame.fails",
+                                    lang));
       if (a->vectors.empty())
         fmt::print("{}\n", text::trf("lab.frame.try", lang, text::tr("lab." + l.name + ".try", lang)));
       for (const std::string& path : written)
         fmt::print("{}\n", text::trf("lab.frame.picture", lang, text::one_line(path)));
     }
-    if (grade) return grade->right && r.holds ? 0 : 1;
-    return r.holds ? 0 : 1;
+    // 0: the claim holds (and the answer is right); 1: it does not (or the answer is wrong); 3: the lab's
+    // measurement could not decide.
+    if (grade && !grade->right) return 1;
+    return r.holds ? 0 : r.inconclusive ? kInconclusiveExit : 1;
   });
 }
 

@@ -25,6 +25,9 @@ struct LabResult {
   nlohmann::ordered_json figures;  // every number the verdict is computed from
   std::vector<std::string> lines;  // the figures explained, for people
   bool holds = false;
+  // The lab's own measurement could not decide (a timed lab on a machine whose second core was busy):
+  // neither holds nor fails; `holds` is false, and a line of `lines` says why.
+  bool inconclusive = false;
   std::vector<Picture> pictures;  // the labs with Lab::draws only
 };
 
@@ -57,7 +60,8 @@ std::vector<double> parse_answer_numbers(const std::string& answer, const std::s
 
 // The verdict of lab sequential-time, from its figures (timing_labs.cpp). Apart from the lab so that a test can
 // check the rule on figures of its own: the lab's times are this machine's, and a test never asserts a time.
-bool sequential_time_holds(const nlohmann::ordered_json& figures);
+enum class Verdict { holds, fails, inconclusive };
+Verdict sequential_time_verdict(const nlohmann::ordered_json& figures);
 
 const std::vector<Lab>& all_labs();
 // A lab's source, claim, question and answer format in `lang`, from the catalogue.

@@ -16,11 +16,8 @@ namespace seqgrad::train {
 namespace fs = std::filesystem;
 
 const std::vector<std::string>& run_file_names() {
-  static const std::vector<std::string> names{kCheckpointFile,
-                                              kLogFile,
-                                              kLockFile,
-                                              std::string(kCheckpointFile) + ".tmp",
-                                              std::string(kLogFile) + ".tmp"};
+  static const std::vector<std::string> names{kCheckpointFile, kLogFile, kLockFile,
+                                              std::string(kCheckpointFile) + ".tmp", std::string(kLogFile) + ".tmp"};
   return names;
 }
 
@@ -67,8 +64,8 @@ void check_output(const std::string& option, const std::string& path, const std:
   const std::string name = target.filename().string();
   const auto& own = run_file_names();
   if (std::find(own.begin(), own.end(), name) != own.end() && is_run_dir(dir))
-    throw std::invalid_argument(option + " " + path + " would replace the " + name + " of the run in " +
-                                dir.string() + "; write it elsewhere");
+    throw std::invalid_argument(option + " " + path + " would replace the " + name + " of the run in " + dir.string() +
+                                "; write it elsewhere");
   check_not_running(option, path, dir);
   std::error_code ec;
   if (fs::is_directory(target, ec)) throw std::invalid_argument(option + " " + path + " is a directory; name a file");

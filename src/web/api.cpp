@@ -238,7 +238,11 @@ json lab(const json& r) {
           {"figures", result.figures},
           {"lines", result.lines},
           {"holds", result.holds},
-          {"verdict", tr(result.holds ? "web.labs.holds" : "web.labs.fails", lang)}};
+          {"inconclusive", result.inconclusive},
+          {"verdict", tr(result.holds          ? "web.labs.holds"
+                         : result.inconclusive ? "web.labs.inconclusive"
+                                               : "web.labs.fails",
+                         lang)}};
 }
 
 json bench(const json& r) {

@@ -311,7 +311,8 @@
   }
   function showLab(el, r) {
     el.innerHTML = '';
-    el.appendChild(make('span', 'verdict ' + (r.holds ? 'holds' : 'fails'), r.holds ? t('labs.holds') : t('labs.fails')));
+    var verdict = r.holds ? 'holds' : r.inconclusive ? 'inconclusive' : 'fails';
+    el.appendChild(make('span', 'verdict ' + verdict, t('labs.' + verdict)));
     if (lang !== 'en') el.appendChild(make('span', 'muted', ' ' + t('labs.figures_note')));
     el.appendChild(make('pre', '', r.lines.join('\n')));
   }

@@ -2,7 +2,9 @@
 #include <nlohmann/json.hpp>
 #include "seqgrad_catch.hpp"
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -629,4 +631,31 @@ TEST_CASE("seqgrad grads --svg draws the guides' picture of the vanishing gradie
 
 TEST_CASE("trained lab attention-learned --svg draws the guides' picture", "[cli][labs]") {
   check_pictures("attention-learned", {"recall-query-row.svg"});
+}
+
+// A timed lab on a loaded machine: the test keeps one core busy with a process of its own (two on a larger
+// machine would be needed; this one has two cores, as the guide's figures do). The lab must see that its
+// second core is not free and say so, never "holds". (make test-asan skips "timed lab".)
+TEST_CASE("timed lab sequential-time on a machine another process keeps busy is inconclusive, never holds",
+          "[cli][labs]") {
+#ifndef SEQGRAD_FAST
+  WARN("not run: sequential-time counts FLOPs, which only the fast kernels do");
+  return;
+#endif
+  const pid_t busy = fork();
+  if (busy == 0) {
+    execl("/bin/sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  REQUIRE(busy > 0);
+  const auto r = run_seqgrad("lab sequential-time --json");
+  kill(busy, SIGKILL);
+  waitpid(busy, nullptr, 0);
+  INFO(r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["verdict"] == "inconclusive");
+  CHECK(j["holds"] == false);
+  CHECK(r.exit_code == 3);
+  const auto& core = j["figures"]["second_core"];
+  CHECK(std::max(core["between_rounds"].get<double>(), core["after"].get<double>()) > 1.3);
 }

@@ -43,7 +43,9 @@ TEST_CASE("timed lab sequential-time: the RNN's chain grows with T at the same F
           "[labs]") {
   const auto r = labs::find_lab("sequential-time").run();
   INFO(r.figures.dump());
-  CHECK(r.holds == labs::sequential_time_holds(r.figures));
+  const labs::Verdict v = labs::sequential_time_verdict(r.figures);
+  CHECK(r.holds == (v == labs::Verdict::holds));
+  CHECK(r.inconclusive == (v == labs::Verdict::inconclusive));
   const auto& rnn = r.figures["rnn"];
   const auto& tf = r.figures["transformer"];
   REQUIRE(rnn.size() == 5);
@@ -65,32 +67,48 @@ TEST_CASE("timed lab sequential-time: the RNN's chain grows with T at the same F
   CHECK(tf[4]["flops_per_link"].get<double>() > 1000 * rnn[4]["flops_per_link"].get<double>());
 
   // The rule, on the counted figures with times set here: the RNN's long chain 1.5 times its short one's step, a
-  // second thread 0.95 of it; the Transformer ten times slower, and faster on two threads.
+  // second thread 0.95 of it; the Transformer ten times slower, and faster on two threads; the second core free,
+  // and the two rounds of each step alike.
   auto timed = r.figures;
   const auto set_times = [&](const char* kind, std::vector<double> one, double two_over_one) {
     for (std::size_t i = 0; i < one.size(); ++i) {
       timed[kind][i]["ms_1_thread"] = one[i];
       timed[kind][i]["ms_2_threads"] = one[i] * two_over_one;
+      timed[kind][i]["ms_1_thread_rounds"] = {one[i], 1.1 * one[i]};
+      timed[kind][i]["ms_2_threads_rounds"] = {one[i] * two_over_one, 1.1 * one[i] * two_over_one};
     }
   };
   set_times("rnn", {2.0, 2.0, 2.2, 2.4, 3.0}, 0.95);
   set_times("transformer", {20, 21, 28, 40, 120}, 0.6);
-  CHECK(labs::sequential_time_holds(timed));
-  auto fails = [&](const char* kind, std::size_t i, const char* key, double ms) {
+  timed["second_core"] = {{"between_rounds", 1.02}, {"after", 0.99}};
+  using labs::Verdict;
+  CHECK(labs::sequential_time_verdict(timed) == Verdict::holds);
+  auto with = [&](const char* kind, std::size_t i, const char* key, nlohmann::ordered_json value) {
     auto t = timed;
-    t[kind][i][key] = ms;
-    return !labs::sequential_time_holds(t);
+    t[kind][i][key] = value;
+    return labs::sequential_time_verdict(t);
   };
-  CHECK(fails("rnn", 4, "ms_1_thread", 2.4));          // the long chain only 1.2 times the short one's step
-  CHECK(fails("rnn", 4, "ms_2_threads", 2.4));         // a second thread takes 20% off the long chain
-  CHECK(fails("transformer", 0, "ms_1_thread", 1.9));  // the Transformer faster than the RNN at 128 x 16
-  CHECK_FALSE(fails("rnn", 4, "ms_2_threads", 3.3));   // a second thread that slows the chain: still holds
+  CHECK(with("rnn", 4, "ms_1_thread", 2.4) == Verdict::fails);          // the long chain only 1.2 times the short one's
+  CHECK(with("rnn", 4, "ms_2_threads", 2.4) == Verdict::fails);         // a second thread takes 20% off the long chain
+  CHECK(with("transformer", 0, "ms_1_thread", 1.9) == Verdict::fails);  // the Transformer faster than the RNN
+  CHECK(with("transformer", 4, "ms_2_threads", 115) == Verdict::fails);  // a second thread takes 4% off its step
+  CHECK(with("rnn", 4, "ms_2_threads", 3.3) == Verdict::holds);          // a second thread that slows the chain
+  // Times that cannot decide: the second core busy, or two rounds of one step far apart.
+  for (const char* when : {"between_rounds", "after"}) {
+    auto busy = timed;
+    busy["second_core"][when] = 1.9;
+    CHECK(labs::sequential_time_verdict(busy) == Verdict::inconclusive);
+  }
+  CHECK(with("transformer", 4, "ms_2_threads_rounds", {72, 110}) == Verdict::inconclusive);
+  CHECK(with("rnn", 4, "ms_1_thread_rounds", {3.0, 4.5}) == Verdict::inconclusive);
+  // The counted figures decide alone, whatever the times.
   auto counted = timed;
   counted["transformer"][2]["sequential_ops"] = 25;  // the Transformer's chain would grow with T
-  CHECK_FALSE(labs::sequential_time_holds(counted));
+  counted["second_core"]["after"] = 1.9;
+  CHECK(labs::sequential_time_verdict(counted) == Verdict::fails);
   counted = timed;
   counted["rnn"][3]["gflop"] = 1.05 * counted["rnn"][0]["gflop"].get<double>();  // not the same FLOPs
-  CHECK_FALSE(labs::sequential_time_holds(counted));
+  CHECK(labs::sequential_time_verdict(counted) == Verdict::fails);
 }
 
 TEST_CASE("lab shared-weights: counts flat in T but for a learned table, d_model per position", "[labs]") {

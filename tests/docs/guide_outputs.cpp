@@ -13,18 +13,19 @@
 // writes the fresh outputs into the files instead (`make docs`).
 //
 // Times change from run to run, so a number followed by a unit of time
-// ("12.4 s", "3.1 ms/step", "88 steps/s", "95.1 GFLOP/s", "time x102.9") is
-// compared as '#', with the spaces that pad it to a column. A lab whose
-// output has times (its verdict may compare them) is run up to three times;
-// if its verdict line still differs (the times of a busy machine turned it)
-// and nothing else does, that is said on stderr, and the block is not out of
-// date: a test checks that verdict's rule on figures of its own
-// (tests/core/test_labs.cpp).
+// ("12.4 s", "3.1 ms/step", "88 steps/s", "95.1 GFLOP/s", "time x102.9",
+// "took x1.02") is compared as '#', with the spaces that pad it to a column. A
+// lab whose output has times (its verdict may compare them) is run up to three
+// times; if its verdict line still differs (the times of a busy machine turned
+// it, or made it inconclusive, with the line that says why) and nothing else
+// does, that is said on stderr, and the block is not out of date: a test checks
+// that verdict's rule on figures of its own (tests/core/test_labs.cpp).
 // Trained figures change in their last digits with the compiler's flags: when
 // a guide's first block is `$ seqgrad --version` and the binary's version line
 // (which names the build) is not the one shown, that guide's numbers are all
 // compared as '#', with a note, and --update rewrites them; so are the shades
 // of a drawn map (' ', '░', '▒', '▓', '█'), which may be one step apart.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -91,8 +92,8 @@ std::string run(const std::string& binary, const std::string& command, const std
 
 std::string mask_times(const std::string& s) {
   static const std::regex unit(R"( *\d+(\.\d+)?( ?)(GFLOP/s|ms/step|steps/s|ms|s)\b)");
-  static const std::regex ratio(R"(time x\d+(\.\d+)?)");
-  return std::regex_replace(std::regex_replace(s, unit, " #$2$3"), ratio, "time x#");
+  static const std::regex ratio(R"((time|took|,) x\d+(\.\d+)?)");
+  return std::regex_replace(std::regex_replace(s, unit, " #$2$3"), ratio, "$1 x#");
 }
 
 // The two verdict lines of a lab, in both languages, from the catalogue.
@@ -105,7 +106,8 @@ constexpr Entry kWebEntries[] = {
 
 bool is_verdict(const std::string& line) {
   for (const Entry& e : kWebEntries)
-    if ((std::string(e.id) == "lab.frame.holds" || std::string(e.id) == "lab.frame.fails") &&
+    if ((std::string(e.id) == "lab.frame.holds" || std::string(e.id) == "lab.frame.fails" ||
+         std::string(e.id) == "lab.frame.inconclusive") &&
         (line == e.en || line == e.ko))
       return true;
   return false;
@@ -207,9 +209,19 @@ int main(int argc, char** argv) {
         // A timed lab's verdict is computed from its times, and a step timed while the other guide's commands
         // share the cores can turn it: such a lab gets two more runs before its block counts as out of date.
         const bool timed_lab = b.command.rfind("seqgrad lab ", 0) == 0 && mask_times(it->second) != it->second;
+        // On a machine whose second core is busy, sequential-time adds the line that says why it cannot decide.
+        const auto drop_inconclusive = [&] {
+          if (!timed_lab || update) return;
+          const auto said = [](const std::string& line) { return line.rfind("  inconclusive: ", 0) == 0; };
+          if (std::none_of(shown.begin(), shown.end(), said))
+            now.erase(std::remove_if(now.begin(), now.end(), said), now.end());
+        };
+        drop_inconclusive();
+        differs = first_difference();
         for (int again = 0; differs && timed_lab && !update && again < 2; ++again) {
           it->second = run(binary, b.command, scratch);
           now = split(it->second);
+          drop_inconclusive();
           differs = first_difference();
         }
         if (differs && timed_lab && !update && k < now.size() && k < shown.size() && is_verdict(now[k]) &&
