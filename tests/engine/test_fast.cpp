@@ -323,3 +323,36 @@ TEST_CASE("fast exp and tanh: within 1.5e-7 relative of the exact functions, and
   // the ops use them: tanh of a tensor holding NaN gives NaN (training stops on it)
   CHECK(std::isnan(ag::tanh(ag::Tensor({2}, {0.5, nan})).data()[1]));
 }
+
+// The buffer pool is the fast backend's (autograd/fast/): the core alone takes
+// every buffer from the heap, so this test is built with the backend only.
+TEST_CASE("the next step's nodes take the buffers of the last step's, size for size, unused ones are freed",
+          "[backward][buffers]") {
+  ag::release_buffers();
+  CHECK(ag::pooled_bytes() == 0);
+  Tensor w = param({64, 64}, std::vector<ag::Scalar>(64 * 64, 0.5));
+  auto step = [&] {
+    Tensor h = ag::tanh(ag::matmul(w, w));  // two (64, 64) results, and their two gradients
+    ag::sum(h).backward();
+  };
+  step();
+  const std::size_t after_one = ag::pooled_bytes();
+  CHECK(after_one == 4 * 64 * 64 * sizeof(ag::Scalar));  // both results and both gradients came back
+  step();
+  CHECK(ag::pooled_bytes() == after_one);  // taken and given back: no new memory
+  {
+    Tensor h = ag::tanh(w);
+    CHECK(ag::pooled_bytes() == after_one - 64 * 64 * sizeof(ag::Scalar));  // its buffer came from the pool
+  }
+  Tensor small = ag::tanh(param({4}, {1, 2, 3, 4}));  // below the pool's size: left to malloc
+  CHECK(ag::pooled_bytes() == after_one);
+  ag::release_buffers();
+  CHECK(ag::pooled_bytes() == 0);
+  step();
+  CHECK(ag::pooled_bytes() == after_one);
+  // Buffers that no step has taken back for a few backward passes are freed.
+  for (int i = 0; i < 2; ++i) ag::sum(small * small).backward();
+  CHECK(ag::pooled_bytes() == after_one);  // two passes: kept
+  ag::sum(small * small).backward();
+  CHECK(ag::pooled_bytes() == 0);  // three: gone
+}
