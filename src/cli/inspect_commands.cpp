@@ -52,18 +52,9 @@ struct GradsArgs {
   bool json = false;
 };
 
-// The run --checkpoint names: its files and its text are read, so not written.
-std::vector<train::Input> run_inputs(const std::string& dir) {
-  std::vector<train::Input> inputs;
-  if (dir.empty()) return inputs;
-  for (const std::string& own : train::run_file_names())
-    inputs.emplace_back("the run's own " + own, (std::filesystem::path(dir) / own).string());
-  return inputs;
-}
-
 int run_grads(GradsArgs a) {
   a.config.models = split_list(a.models);
-  const std::vector<train::Input> inputs = run_inputs(a.config.checkpoint);
+  const std::vector<train::Input> inputs = train::run_files_of(a.config.checkpoint);  // read, so not written
   train::check_output("--csv", a.csv, inputs);
   train::check_output("--svg", a.svg, inputs);
   const inspect::GradsReport r =

@@ -111,11 +111,9 @@ struct TrainArgs {
 void check_save_grads(const std::string& path, const std::string& run_dir, const tasks::TaskOptions& task) {
   if (path.empty()) return;
   namespace fs = std::filesystem;
-  std::vector<train::Input> inputs;
+  std::vector<train::Input> inputs = train::run_files_of(run_dir);
   if (task.name == "lm" || task.name == "words")
     inputs.emplace_back("the run's text", task.text_path.empty() ? tasks::data_dir() + "/toylang.txt" : task.text_path);
-  for (const std::string& own : train::run_file_names())
-    inputs.emplace_back("the run's own " + own, (fs::path(run_dir) / own).string());
   train::check_output("--save-grads", path, inputs);
   std::error_code ec;
   const fs::path parent = io::resolved(path).parent_path();

@@ -30,6 +30,14 @@ bool is_locked(const std::string& dir) {
   return held;
 }
 
+std::vector<Input> run_files_of(const std::string& dir) {
+  std::vector<Input> inputs;
+  if (dir.empty()) return inputs;
+  for (const std::string& own : run_file_names())
+    inputs.emplace_back("the run's own " + own, (fs::path(dir) / own).string());
+  return inputs;
+}
+
 namespace {
 
 // A directory a run has used: it holds one of the files only a run writes.

@@ -28,6 +28,9 @@ bool is_locked(const std::string& dir);
 // A file the command reads, named for the message: {"the run's text", "corpus.txt"}.
 using Input = std::pair<std::string, std::string>;
 
+// The files a run in `dir` owns, as inputs: {"the run's own log.csv", "DIR/log.csv"}, ...; none for "".
+std::vector<Input> run_files_of(const std::string& dir);
+
 // Throws std::invalid_argument "OPTION PATH would replace ...; write it elsewhere"
 // when `path` (compared as resolved paths: symbolic links and ".." followed) is
 // a run's own file, a file in the directory of a run that is going on, or one
