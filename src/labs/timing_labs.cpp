@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <limits>
 #include <map>
 
@@ -26,32 +27,60 @@ struct Layout {
 };
 
 // Whether a second core is free now: a fixed loop (arithmetic only, no memory)
-// run on two of the backend's threads at once, against once on one thread,
-// the median of seven tries each (the median: a busy machine has lucky
-// moments, and the fastest try would find one). Near 1 when the second core
-// is free; about 1.5 and more when another process wants it too, and then no
-// time taken on two threads can say what a second core does for a step.
+// run on two of the backend's threads at once, against the same loop on one
+// thread, the median of seven tries each (the median: a busy machine has lucky
+// moments, and the fastest try would find one). Two measures, the larger one
+// counts: the time on two threads against one, and each of the two threads'
+// time against the time the kernel had it on a core (its CPU time). The first
+// sees a second core that is slower when both work (a shared core); the second
+// sees a core taken by other processes even when every thread is slowed alike,
+// which the first alone misses on a machine loaded from several sides. Near 1
+// when the second core is free; about 1.5 and more when another process wants
+// it too, and then no time taken on two threads can say what a second core
+// does for a step.
+double thread_cpu_seconds() {
+  timespec t{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return -1;
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 double second_core_cost() {
   const auto spin = [] {
     volatile double x = 1;
     for (int i = 0; i < 6'000'000; ++i) x = x * 1.0000001 + 1e-9;
   };
-  const auto median = [&](int threads) {
+  const auto median = [](std::vector<double> tries) {
+    std::nth_element(tries.begin(), tries.begin() + tries.size() / 2, tries.end());
+    return tries[tries.size() / 2];
+  };
+  struct Tries {
+    std::vector<double> wall, off_core;  // each try's time; its slowest thread's time over its CPU time
+  };
+  const auto run = [&](int threads) {
     ag::set_num_threads(threads);
-    std::vector<double> tries;
+    Tries out;
     for (int k = -1; k < 7; ++k) {  // try -1 wakes the threads and the core up, and is not counted
+      std::vector<double> ratio(static_cast<std::size_t>(threads), 1.0);
       const auto t0 = std::chrono::steady_clock::now();
       ag::for_range(threads, [&](int begin, int end) {
-        for (int i = begin; i < end; ++i) spin();
+        for (int i = begin; i < end; ++i) {
+          const auto w0 = std::chrono::steady_clock::now();
+          const double c0 = thread_cpu_seconds();
+          spin();
+          const double cpu = thread_cpu_seconds() - c0;
+          const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+          if (c0 >= 0 && cpu > 0) ratio[static_cast<std::size_t>(i)] = wall / cpu;
+        }
       });
-      if (k >= 0) tries.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (k < 0) continue;
+      out.wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      out.off_core.push_back(*std::max_element(ratio.begin(), ratio.end()));
     }
     ag::set_num_threads(1);
-    std::nth_element(tries.begin(), tries.begin() + 3, tries.end());
-    return tries[3];
+    return out;
   };
-  const double one = median(1);
-  return median(2) / one;
+  const Tries one = run(1), two = run(2);
+  return std::max(median(two.wall) / median(one.wall), median(two.off_core));
 }
 
 std::string flops_text(double f) {
