@@ -90,12 +90,111 @@ std::string read_answer(const labs::Lab& lab, Lang lang) {
   }
 }
 
+// --seed S: a whole number, at most 18 digits.
+std::uint64_t parse_seed(const std::string& text, const std::string& option) {
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
+    throw std::invalid_argument(option + ": '" + text + "' is not a seed; give a whole number from 0, like 5");
+  return std::stoull(text);
+}
+
+// --seeds A-B (or one seed A): the seeds from A to B, at most 100 of them.
+std::vector<std::uint64_t> parse_seed_range(const std::string& text) {
+  const std::size_t dash = text.find('-');
+  const std::uint64_t first = parse_seed(text.substr(0, dash), "--seeds");
+  const std::uint64_t last = dash == std::string::npos ? first : parse_seed(text.substr(dash + 1), "--seeds");
+  if (last < first)
+    throw std::invalid_argument("--seeds " + text + ": the range runs backwards; write the first seed first, like 0-4");
+  if (last - first >= 100)
+    throw std::invalid_argument("--seeds " + text + ": " + std::to_string(last - first + 1) +
+                                " seeds are too many for one command; give at most 100, like 0-4");
+  std::vector<std::uint64_t> seeds;
+  for (std::uint64_t s = first; s <= last; ++s) seeds.push_back(s);
+  return seeds;
+}
+
+// "seed 5, 600 steps": what a trial changes, in `lang`; empty when it changes nothing.
+std::string trial_text(const labs::Trial& t, Lang lang) {
+  std::string out;
+  if (t.seed) out = text::trf("lab.frame.seed", lang, *t.seed);
+  if (t.steps) out += (out.empty() ? "" : ", ") + text::trf("lab.frame.steps", lang, *t.steps);
+  return out;
+}
+
+// The lab's own seeds and main run, as trial_text words them.
+std::string own_text(const labs::Lab& l, Lang lang) {
+  std::string out;
+  if (!l.seeds.empty()) {
+    const std::string seeds = labs::seeds_text(l.seeds);  // "seeds 0-2" or "seed 0"
+    const std::string numbers = seeds.substr(seeds.find(' ') + 1);
+    out = text::trf(l.seeds.size() == 1 ? "lab.frame.seed" : "lab.frame.seeds", lang, numbers);
+  }
+  if (l.steps > 0) out += (out.empty() ? "" : ", ") + text::trf("lab.frame.steps", lang, l.steps);
+  return out;
+}
+
+const char* verdict_id(labs::Verdict v) {
+  return v == labs::Verdict::holds   ? "lab.frame.holds"
+         : v == labs::Verdict::fails ? "lab.frame.fails"
+                                     : "lab.frame.inconclusive";
+}
+
+const char* verdict_word(labs::Verdict v) {
+  return v == labs::Verdict::holds ? "holds" : v == labs::Verdict::fails ? "does not hold" : "inconclusive";
+}
+
+// `seqgrad lab NAME --seeds A-B`: the lab on each seed alone, each run's figures as it ends, then how many hold.
+// 0 when the claim holds on every seed, 1 when on none, 3 when the seeds split.
+int run_on_seeds(const labs::Lab& l, const std::vector<std::uint64_t>& seeds, std::optional<int> steps, bool json,
+                 Lang lang) {
+  std::vector<labs::LabResult> runs;
+  nlohmann::ordered_json j = {
+      {"name", l.name}, {"claim", labs::claim_text(l, lang)}, {"runs", nlohmann::json::array()}};
+  if (!json) {
+    fmt::print("{} ({})\n{}\n\n", l.name, labs::source_text(l, lang),
+               text::trf("lab.frame.claim", lang, labs::claim_text(l, lang)));
+    if (lang != Lang::en) fmt::print("  {}\n", text::tr("lab.frame.figures_in_english", lang));
+  }
+  for (std::uint64_t seed : seeds) {
+    const labs::Trial trial{seed, steps};
+    runs.push_back(l.run(trial));
+    const labs::Verdict v = labs::verdict_of(runs.back());
+    const std::string which = text::trf("lab.frame.seed", lang, seed);
+    if (json) {
+      j["runs"].push_back({{"seed", seed},
+                           {"figures", runs.back().figures},
+                           {"holds", runs.back().holds},
+                           {"verdict", verdict_word(v)}});
+      continue;
+    }
+    fmt::print("{}:\n", which);
+    for (const auto& line : runs.back().lines) fmt::print("  {}\n", line);
+    fmt::print("  {}\n\n", text::trf("lab.frame.seed_verdict", lang, which, text::tr(verdict_id(v), lang)));
+    std::fflush(stdout);
+  }
+  const labs::Verdict over = labs::verdict_over(runs);
+  const auto held = std::count_if(runs.begin(), runs.end(), [](const labs::LabResult& r) { return r.holds; });
+  const std::string range = labs::seeds_text(seeds);
+  if (json) {
+    j["holds_on"] = held;
+    j["of"] = runs.size();
+    j["holds"] = over == labs::Verdict::holds;
+    j["verdict"] = verdict_word(over);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    fmt::print("{}\n", text::trf("lab.frame.tally", lang, held, runs.size(), range.substr(range.find(' ') + 1)));
+    const bool split = over == labs::Verdict::inconclusive && held > 0;
+    fmt::print("{}\n", text::tr(split ? "lab.frame.split" : verdict_id(over), lang));
+    fmt::print("{}\n", text::trf("lab.frame.try", lang, text::tr("lab." + l.name + ".try", lang)));
+  }
+  return over == labs::Verdict::holds ? 0 : over == labs::Verdict::fails ? 1 : kInconclusiveExit;
+}
+
 }  // namespace
 
 void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands) {
   struct Args {
-    std::string name, vectors, answer, lang, svg;
-    int query = 0;
+    std::string name, vectors, answer, lang, svg, seed, seeds;
+    int query = 0, steps = 0;
     bool list = false, json = false, predict = false, reveal = false;
   };
   auto a = std::make_shared<Args>();
@@ -117,10 +216,22 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
   auto* svg = lab->add_option("--svg", a->svg,
                               "write the lab's pictures (SVG files) into this directory: pe-shift, sqrt-dk and "
                               "attention-learned draw them");
+  auto* seed = lab->add_option("--seed", a->seed,
+                               "run the lab's experiment on this seed alone, in place of its own seeds (labs that "
+                               "train or draw at random)");
+  auto* seeds = lab->add_option("--seeds", a->seeds,
+                                "run it on each of these seeds, like 0-4, and say on how many the claim holds: exit 0 "
+                                "on all, 1 on none, 3 when they split");
+  auto* steps = lab->add_option("--steps", a->steps,
+                                "train the lab's main run for this many steps (its other runs in proportion); "
+                                "labs that train");
   add_lang_option(lab, a->lang, "the claims, questions and verdicts");
   answer->excludes(predict)->excludes(reveal)->excludes(vectors);
   predict->excludes(reveal)->excludes(vectors);
-  commands.emplace_back(lab, [a, vectors, svg, answer] {
+  seed->excludes(seeds)->excludes(vectors);
+  seeds->excludes(vectors)->excludes(answer)->excludes(predict)->excludes(svg);
+  steps->excludes(vectors);
+  commands.emplace_back(lab, [a, vectors, svg, answer, seed, seeds, steps] {
     const Lang lang = chosen_lang(a->lang);
     if (vectors->count() > 0 && a->vectors.find_first_not_of(" \t") == std::string::npos) {
       throw std::invalid_argument("--vectors is empty; write vectors as 1,0 0.9,0.1 0,1");
@@ -152,6 +263,16 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       }
       if (!a->vectors.empty()) throw std::invalid_argument("--svg draws the lab's own figures, not --vectors");
     }
+    labs::Trial trial;
+    if (seed->count() > 0) trial.seed = parse_seed(a->seed, "--seed");
+    if (steps->count() > 0) trial.steps = a->steps;
+    if (seeds->count() > 0) {
+      const std::vector<std::uint64_t> list = parse_seed_range(a->seeds);
+      // Refused before the first run: a lab that cannot take a seed, or these steps, says so at once.
+      if (l.seeds.empty() || (trial.steps && (l.steps == 0 || *trial.steps < 1 || *trial.steps > 1'000'000)))
+        l.run({list.front(), trial.steps});
+      return run_on_seeds(l, list, trial.steps, a->json, lang);
+    }
     const bool asked = !a->answer.empty() || a->predict;
     if (asked && !l.question) {
       std::string which;
@@ -166,7 +287,8 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
                                     ::isatty(0) && ::isatty(1));
     std::string given = a->answer;
     if (ask) given = read_answer(l, lang);
-    labs::LabResult r = a->vectors.empty() ? l.run() : labs::attention_by_hand(parse_vectors(a->vectors), a->query);
+    labs::LabResult r =
+        a->vectors.empty() ? l.run(trial) : labs::attention_by_hand(parse_vectors(a->vectors), a->query);
     std::optional<labs::Grade> grade;
     if (!given.empty()) grade = l.question->grade(given, r, lang);
     r.claim = labs::claim_text(l, lang);
@@ -196,6 +318,8 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
         fmt::print("{}\n\n", grade->message);
       }
       fmt::print("{}\n\n", text::trf("lab.frame.claim", lang, r.claim));
+      if (!trial_text(trial, lang).empty())
+        fmt::print("{}\n\n", text::trf("lab.frame.trial", lang, trial_text(trial, lang), own_text(l, lang)));
       if (lang != Lang::en) fmt::print("  {}\n", text::tr("lab.frame.figures_in_english", lang));
       for (const auto& line : r.lines) fmt::print("  {}\n", line);
       fmt::print("\n{}\n", text::tr(r.holds          ? "lab.frame.holds"

@@ -128,7 +128,7 @@ Grade grade_growth(const std::string& answer, const LabResult& r, text::Lang lan
 // 1/sqrt(d_k); and what an unscaled softmax over 16 keys does to its gradient.
 LabResult sqrt_dk() {
   LabResult r;
-  ag::Rng rng(17);
+  ag::Rng rng(trial_seeds().front());
   bool holds = true;
   report::LineChart chart{
       "softmax over 16 keys: its largest weight", "log2 d_k", "largest weight", false, {}, 600, 340};
@@ -216,7 +216,7 @@ LabResult no_position() {
     c.causal = setting.causal;
     c.pos = nn::choices::parse_positional_encoding(setting.pos);
     c.max_len = 8;
-    const auto model = nn::make_model(c, 3);
+    const auto model = nn::make_model(c, trial_seeds().front());
     for (const Pair& p : pairs) {
       const int T = static_cast<int>(p.x.size());
       std::vector<int> y;
@@ -327,9 +327,9 @@ LabResult quadratic_cost() {
 
 void add_attention_labs(std::vector<Lab>& labs) {
   labs.push_back(make_lab("attention-by-hand", chapter_example, Question{grade_by_hand}));
-  labs.push_back(make_lab("no-position", no_position));
+  labs.push_back(seeded(make_lab("no-position", no_position), {3}));
   labs.push_back(make_lab("quadratic-cost", quadratic_cost, Question{grade_growth}));
-  labs.push_back(drawing(make_lab("sqrt-dk", sqrt_dk)));
+  labs.push_back(seeded(drawing(make_lab("sqrt-dk", sqrt_dk)), {17}));
 }
 
 }  // namespace seqgrad::labs

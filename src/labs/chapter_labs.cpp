@@ -77,13 +77,14 @@ LabResult shared_weights() {
 LabResult clipping() {
   LabResult r;
   constexpr double kLr = 0.7;
-  const std::vector<std::uint64_t> seeds{0, 1, 2, 3};
+  const std::vector<std::uint64_t> seeds = trial_seeds();
+  const int steps = trial_steps(300);
   std::map<double, std::vector<double>> accuracy;
   std::map<double, std::vector<double>> largest;
   std::vector<double> first_loss, unclipped_loss;
   for (double clip : {0.0, 1.0}) {
     for (std::uint64_t seed : seeds) {
-      train::TrainConfig c = train::fresh_config("rnn", {"lookback", 20, "", ""}, 64, 300, seed);
+      train::TrainConfig c = train::fresh_config("rnn", {"lookback", 20, "", ""}, 64, steps, seed);
       c.model.init = "identity";
       c.optim.kind = nn::choices::Optimizer::sgd;
       c.optim.lr = kLr;
@@ -122,9 +123,9 @@ LabResult clipping() {
   r.figures["unclipped"]["first_loss"] = first_loss;
   r.figures["unclipped"]["final_loss"] = unclipped_loss;
   r.lines.push_back(fmt::format(
-      "vanilla RNN, width 64, W_h = I, SGD at lr {}, 300 steps on lookback 20; held-out accuracy (chance 0.125) and "
+      "vanilla RNN, width 64, W_h = I, SGD at lr {}, {} steps on lookback 20; held-out accuracy (chance 0.125) and "
       "the largest gradient norm of the run, before clipping",
-      kLr));
+      kLr, steps));
   // Unclipped, every seed ends worse than it started; clipped, most seeds learn the task.
   bool all_diverged = true;
   for (std::size_t i = 0; i < seeds.size(); ++i) all_diverged = all_diverged && unclipped_loss[i] > first_loss[i];
@@ -216,7 +217,9 @@ LabResult attention_learned() {
               w.data()[((static_cast<std::size_t>(b) * H + h) * T + (T - 1)) * T + j] / (batch.B * H);
     return s;
   };
-  report::LineChart chart{"recall, seed 0: the query's attention row",
+  const std::vector<std::uint64_t> seeds = trial_seeds();
+  const int steps = trial_steps(300);
+  report::LineChart chart{fmt::format("recall, seed {}: the query's attention row", seeds.front()),
                           "position (0: the key, 16: the query)",
                           "mean weight (sequences, heads)",
                           false,
@@ -227,8 +230,8 @@ LabResult attention_learned() {
   r.lines.push_back(fmt::format(
       "the query's weight on the key, 16 positions back (an even share: {:.3f}); mean over heads / the top head",
       1.0 / T));
-  for (std::uint64_t seed : {0, 1, 2}) {
-    train::TrainConfig c = small_config({"recall", 16, "", ""}, 2, 4, 300, seed);
+  for (std::uint64_t seed : seeds) {
+    train::TrainConfig c = small_config({"recall", 16, "", ""}, 2, 4, steps, seed);
     c.eval_size = 256;
     const train::Run fresh = train::make_run(c, task);  // the model training starts from
     const nn::SequenceModel* untrained = fresh.model.get();
@@ -237,11 +240,11 @@ LabResult attention_learned() {
     once.task = task;
     const train::TrainResult trained = train::run_training(fresh.config, once);
     const auto [after_mean, after_top] = weight_on_key(*trained.model);
-    if (seed == 0) {
+    if (seed == seeds.front()) {
       chart.series.push_back(query_row(*untrained));
       chart.series.back().name = "before training";
       chart.series.push_back(query_row(*trained.model));
-      chart.series.back().name = "after 300 steps";
+      chart.series.back().name = fmt::format("after {} steps", steps);
     }
     const double acc = *trained.eval.token_acc;
     r.figures["seeds"].push_back({{"seed", seed},
@@ -251,9 +254,9 @@ LabResult attention_learned() {
                                   {"after_top_head", after_top},
                                   {"accuracy_after", acc}});
     r.lines.push_back(
-        fmt::format("  seed {}: before training {:.3f} / {:.3f}   after 300 steps {:.3f} / {:.3f}   "
+        fmt::format("  seed {}: before training {:.3f} / {:.3f}   after {} steps {:.3f} / {:.3f}   "
                     "(held-out accuracy {:.3f})",
-                    seed, before_mean, before_top, after_mean, after_top, acc));
+                    seed, before_mean, before_top, steps, after_mean, after_top, acc));
     // After, the key gets at least three times the weight it got from the random
     // weights (which need not be an even share), most of one head's.
     holds = holds && after_mean > 3 * before_mean && after_top > 0.5 && acc > 0.9;
@@ -330,9 +333,11 @@ LabResult attention_memory() {
 LabResult sqrt_dk_training() {
   LabResult r;
   std::map<bool, std::vector<double>> acc;
+  const std::vector<std::uint64_t> seeds = trial_seeds();
+  const int steps = trial_steps(600);
   for (bool scale : {true, false}) {
-    for (std::uint64_t seed : {0, 1, 2}) {
-      train::TrainConfig c = train::fresh_config("transformer", {"recall", 32, "", ""}, 64, 600, seed);
+    for (std::uint64_t seed : seeds) {
+      train::TrainConfig c = train::fresh_config("transformer", {"recall", 32, "", ""}, 64, steps, seed);
       c.model.layers = 1;
       c.model.heads = 1;
       c.model.scale_attention = scale;
@@ -341,13 +346,15 @@ LabResult sqrt_dk_training() {
     }
     std::string row;
     for (double a : acc[scale]) row += fmt::format(" {:.3f}", a);
-    r.lines.push_back(fmt::format("{:<32} held-out accuracy, seeds 0-2:{}",
-                                  scale ? "softmax(q.k / sqrt(d_k))" : "softmax(q.k), no scaling", row));
+    r.lines.push_back(fmt::format("{:<32} held-out accuracy, {}:{}",
+                                  scale ? "softmax(q.k / sqrt(d_k))" : "softmax(q.k), no scaling", seeds_text(seeds),
+                                  row));
     r.figures[scale ? "scaled" : "unscaled"] = acc[scale];
   }
   r.lines.push_back(
-      "one layer, one head of d_k = 64, recall over 32 positions, 600 steps of Adam at 1e-3 (warmup, then cosine); "
-      "chance 0.125");
+      fmt::format("one layer, one head of d_k = 64, recall over 32 positions, {} steps of Adam at 1e-3 (warmup, then "
+                  "cosine); chance 0.125",
+                  steps));
   const double worst_scaled = *std::min_element(acc[true].begin(), acc[true].end()),
                best_unscaled = *std::max_element(acc[false].begin(), acc[false].end());
   r.holds = worst_scaled >= 0.99 && best_unscaled < 0.9 && best_unscaled < worst_scaled;
@@ -358,11 +365,11 @@ LabResult sqrt_dk_training() {
 
 void add_chapter_labs(std::vector<Lab>& labs) {
   labs.push_back(make_lab("shared-weights", shared_weights));
-  labs.push_back(make_lab("clipping", clipping));
+  labs.push_back(seeded(make_lab("clipping", clipping), {0, 1, 2, 3}, 300));
   labs.push_back(make_lab("context-vector", context_vector));
-  labs.push_back(drawing(make_lab("attention-learned", attention_learned)));
+  labs.push_back(seeded(drawing(make_lab("attention-learned", attention_learned)), {0, 1, 2}, 300));
   labs.push_back(make_lab("attention-memory", attention_memory));
-  labs.push_back(make_lab("sqrt-dk-training", sqrt_dk_training));
+  labs.push_back(seeded(make_lab("sqrt-dk-training", sqrt_dk_training), {0, 1, 2}, 600));
 }
 
 }  // namespace seqgrad::labs

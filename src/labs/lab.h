@@ -2,6 +2,7 @@
 // decides from them whether the claim holds; nothing in a verdict is typed in.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -44,15 +45,38 @@ struct Question {
   std::function<Grade(const std::string& answer, const LabResult& result, text::Lang lang)> grade;
 };
 
+// How a student tries to break a verdict: the lab's experiment on another seed
+// (alone, in place of the lab's own seeds), or its training runs longer or
+// shorter (the lab's main run exactly `steps`, its other runs in proportion).
+struct Trial {
+  std::optional<std::uint64_t> seed = std::nullopt;
+  std::optional<int> steps = std::nullopt;
+};
+
 struct Lab {
   std::string name;
   // In English, from the catalogue (lab.NAME.source, lab.NAME.claim; source_text and claim_text give either language).
   std::string source;  // where the claim comes from: "chapter 17, self-check 2", "paper analysis: sqrt(d_k)"
   std::string claim;
-  std::function<LabResult()> run;
+  std::function<LabResult()> experiment;  // reads the trial through trial_seeds() and trial_steps() (registry.h)
   std::optional<Question> question = std::nullopt;  // the labs that answer a self-check question
   bool draws = false;                               // its result carries pictures
+  std::vector<std::uint64_t> seeds{};               // the seeds it trains or draws on; none: nothing in it is random
+  int steps = 0;                                    // its main training run's steps; 0: it does not train
+
+  // The experiment, its result named and with its claim. Throws std::invalid_argument (one line) for a trial the
+  // lab cannot take: a seed for a lab that draws nothing at random, steps for one that does not train.
+  LabResult run(const Trial& trial = {}) const;
 };
+
+// A lab's verdict, and the verdict over the runs of one lab on several seeds:
+// holds when it holds on every seed, does not hold when it fails on every
+// seed, and inconclusive when the seeds split or a run could not decide.
+enum class Verdict { holds, fails, inconclusive };
+Verdict verdict_of(const LabResult& result);
+Verdict verdict_over(const std::vector<LabResult>& runs);
+// "seeds 0-2", "seed 5", "seeds 0, 3, 4": for the lines a lab prints.
+std::string seeds_text(const std::vector<std::uint64_t>& seeds);
 
 // The numbers of an answer, separated by commas or spaces; a trailing 'x' on
 // each is allowed ("100x"). Throws std::invalid_argument naming `format`.
@@ -60,7 +84,6 @@ std::vector<double> parse_answer_numbers(const std::string& answer, const std::s
 
 // The verdict of lab sequential-time, from its figures (timing_labs.cpp). Apart from the lab so that a test can
 // check the rule on figures of its own: the lab's times are this machine's, and a test never asserts a time.
-enum class Verdict { holds, fails, inconclusive };
 Verdict sequential_time_verdict(const nlohmann::ordered_json& figures);
 
 const std::vector<Lab>& all_labs();

@@ -104,7 +104,7 @@ std::string row_text(const std::vector<double>& row) {
 // look in the second layer?
 LabResult agreement() {
   LabResult r;
-  constexpr int kSteps = 1500;
+  const int kSteps = trial_steps(1500);
   const tasks::TaskOptions words{"words", 0, "", ""};
   const std::shared_ptr<tasks::Task> task = tasks::make_task(words);
   const Probe probe = agreement_probe(*task);
@@ -114,7 +114,7 @@ LabResult agreement() {
                   "(mean weight on each word)?",
                   probe.B));
   bool holds = true;
-  for (std::uint64_t seed : {0, 1, 2}) {
+  for (std::uint64_t seed : trial_seeds()) {
     train::TrainConfig c = small_config(words, 2, 4, kSteps, seed);
     c.model.layers = 2;
     const train::Run fresh = train::make_run(c, task);  // the model training starts from
@@ -156,6 +156,8 @@ LabResult agreement() {
 
 }  // namespace
 
-void add_language_labs(std::vector<Lab>& labs) { labs.push_back(make_lab("agreement", agreement)); }
+void add_language_labs(std::vector<Lab>& labs) {
+  labs.push_back(seeded(make_lab("agreement", agreement), {0, 1, 2}, 1500));
+}
 
 }  // namespace seqgrad::labs

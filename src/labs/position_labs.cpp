@@ -60,7 +60,7 @@ LabResult pe_shift() {
     holds = holds && worst < 1e-4;
   }
   // Random directions in d dimensions are nearly orthogonal: mean |cos| ~ sqrt(2 / (pi d)).
-  ag::Rng rng(4);
+  ag::Rng rng(trial_seeds().front());
   for (int d : {2, 8, 32, 128, 512}) {
     constexpr int kPairs = 2000;
     double total = 0;
@@ -87,7 +87,7 @@ LabResult pe_shift() {
 LabResult rope() {
   LabResult r;
   constexpr int D = 16, T = 40, gap = 3;
-  ag::Rng rng(8);
+  ag::Rng rng(trial_seeds().front());
   std::vector<ag::Scalar> q(D), k(D);
   for (auto& x : q) x = static_cast<ag::Scalar>(rng.normal());
   for (auto& x : k) x = static_cast<ag::Scalar>(rng.normal());
@@ -145,9 +145,10 @@ LabResult length_generalisation() {
   LabResult r;
   constexpr int kTrained = 16;
   const std::vector<int> lens{32, 64, 128};
+  const int steps = trial_steps(2000);
   for (const char* pos : {"sinusoidal", "learned", "rope"}) {
-    for (std::uint64_t seed : {0, 1, 2}) {
-      train::TrainConfig c = small_config({"lookback", kTrained, "", ""}, 4, 4, 2000, seed);
+    for (std::uint64_t seed : trial_seeds()) {
+      train::TrainConfig c = small_config({"lookback", kTrained, "", ""}, 4, 4, steps, seed);
       c.model.pos = nn::choices::parse_positional_encoding(pos);
       c.model.max_len = lens.back();
       const train::TrainResult t = train::run_training(c, {});
@@ -161,8 +162,9 @@ LabResult length_generalisation() {
     }
   }
   r.lines.push_back(
-      "lookback: the answer at t is 4 x[t-1] + 2 x[t-2] + x[t-4] (8 classes, chance 0.125); one layer of width 32, 4 "
-      "heads, 2000 steps at T = 16; held-out accuracy on the trained positions / on the new ones");
+      fmt::format("lookback: the answer at t is 4 x[t-1] + 2 x[t-2] + x[t-4] (8 classes, chance 0.125); one layer of "
+                  "width 32, 4 heads, {} steps at T = 16; held-out accuracy on the trained positions / on the new ones",
+                  steps));
   // On the trained positions all stay right; on the new ones at twice the length the absolute encodings are near
   // chance and RoPE is not; further out RoPE falls too, staying above both.
   bool holds = true;
@@ -184,9 +186,9 @@ LabResult length_generalisation() {
 }  // namespace
 
 void add_position_labs(std::vector<Lab>& labs) {
-  labs.push_back(drawing(make_lab("pe-shift", pe_shift)));
-  labs.push_back(make_lab("rope", rope));
-  labs.push_back(make_lab("length-generalisation", length_generalisation));
+  labs.push_back(seeded(drawing(make_lab("pe-shift", pe_shift)), {4}));
+  labs.push_back(seeded(make_lab("rope", rope), {8}));
+  labs.push_back(seeded(make_lab("length-generalisation", length_generalisation), {0, 1, 2}, 2000));
 }
 
 }  // namespace seqgrad::labs

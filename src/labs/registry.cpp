@@ -17,6 +17,92 @@ Lab drawing(Lab lab) {
   return lab;
 }
 
+Lab seeded(Lab lab, std::vector<std::uint64_t> seeds, int steps) {
+  lab.seeds = std::move(seeds);
+  lab.steps = steps;
+  return lab;
+}
+
+namespace {
+
+// The lab running on this thread and its trial (Lab::run sets them).
+thread_local const Lab* running = nullptr;
+thread_local Trial trial;
+
+std::string names_of(bool (*has)(const Lab&)) {
+  std::string names;
+  for (const Lab& lab : all_labs())
+    if (has(lab)) names += (names.empty() ? "" : ", ") + lab.name;
+  return names;
+}
+
+}  // namespace
+
+LabResult Lab::run(const Trial& t) const {
+  if (t.seed && seeds.empty())
+    throw std::invalid_argument("the lab " + name +
+                                " draws nothing at random (its figures are the same on every run); --seed and "
+                                "--seeds are for " +
+                                names_of([](const Lab& l) { return !l.seeds.empty(); }));
+  if (t.steps && steps == 0)
+    throw std::invalid_argument("the lab " + name + " does not train; --steps is for " +
+                                names_of([](const Lab& l) { return l.steps > 0; }));
+  if (t.steps && (*t.steps < 1 || *t.steps > 1'000'000))
+    throw std::invalid_argument("--steps " + std::to_string(*t.steps) + " is out of range: give 1 to 1000000");
+  struct Scope {
+    Scope(const Lab* lab, const Trial& t) {
+      running = lab;
+      trial = t;
+    }
+    ~Scope() {
+      running = nullptr;
+      trial = {};
+    }
+  } scope(this, t);
+  LabResult r = experiment();
+  r.name = name;
+  r.claim = claim;
+  return r;
+}
+
+std::vector<std::uint64_t> trial_seeds() {
+  if (!running) throw std::logic_error("trial_seeds() outside a lab");
+  if (running->seeds.empty()) throw std::logic_error("the lab " + running->name + " draws at random unregistered");
+  return trial.seed ? std::vector<std::uint64_t>{*trial.seed} : running->seeds;
+}
+
+int trial_steps(int steps) {
+  if (!running) throw std::logic_error("trial_steps() outside a lab");
+  if (running->steps == 0) throw std::logic_error("the lab " + running->name + " trains unregistered");
+  if (!trial.steps) return steps;
+  return std::max(1, static_cast<int>(std::lround(static_cast<double>(steps) * *trial.steps / running->steps)));
+}
+
+std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
+  if (seeds.size() == 1) return "seed " + std::to_string(seeds.front());
+  bool consecutive = seeds.size() > 1;
+  for (std::size_t i = 1; i < seeds.size(); ++i) consecutive = consecutive && seeds[i] == seeds[i - 1] + 1;
+  if (consecutive) return "seeds " + std::to_string(seeds.front()) + "-" + std::to_string(seeds.back());
+  std::string out = "seeds ";
+  for (std::size_t i = 0; i < seeds.size(); ++i) out += (i ? ", " : "") + std::to_string(seeds[i]);
+  return out;
+}
+
+Verdict verdict_of(const LabResult& result) {
+  return result.holds ? Verdict::holds : result.inconclusive ? Verdict::inconclusive : Verdict::fails;
+}
+
+Verdict verdict_over(const std::vector<LabResult>& runs) {
+  if (runs.empty()) throw std::logic_error("verdict_over: no runs");
+  const auto count = [&](Verdict v) {
+    return std::count_if(runs.begin(), runs.end(), [&](const LabResult& r) { return verdict_of(r) == v; });
+  };
+  const auto n = static_cast<long>(runs.size());
+  return count(Verdict::holds) == n   ? Verdict::holds
+         : count(Verdict::fails) == n ? Verdict::fails
+                                      : Verdict::inconclusive;
+}
+
 const std::vector<Lab>& all_labs() {
   static const std::vector<Lab> labs = [] {
     std::vector<Lab> l;
@@ -52,19 +138,11 @@ const std::vector<Lab>& all_labs() {
                                          "gates"};
     auto rank = [&](const Lab& lab) { return std::find(order.begin(), order.end(), lab.name) - order.begin(); };
     std::stable_sort(l.begin(), l.end(), [&](const Lab& a, const Lab& b) { return rank(a) < rank(b); });
-    // Each lab's result carries its own name and claim, whatever the function filled in.
-    for (Lab& lab : l) {
+    for (const Lab& lab : l) {
       // Every lab has a "try this" line, and one that asks a question its wording, in the catalogue.
       const std::string id = "lab." + lab.name;
       if (!text::has(id + ".try") || (lab.question && !(text::has(id + ".question") && text::has(id + ".format"))))
         throw std::logic_error("the catalogue lacks texts of " + id);
-      auto run = lab.run;
-      lab.run = [run, name = lab.name, claim = lab.claim] {
-        LabResult r = run();
-        r.name = name;
-        r.claim = claim;
-        return r;
-      };
     }
     return l;
   }();

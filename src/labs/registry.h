@@ -11,6 +11,16 @@ namespace seqgrad::labs {
 Lab make_lab(const std::string& name, std::function<LabResult()> run, std::optional<Question> question = std::nullopt);
 // The same lab, marked as one whose result carries pictures.
 Lab drawing(Lab lab);
+// The same lab, marked as one that draws at random (`seeds`, its own) and, for
+// `steps` > 0, trains, its main run for `steps`: a student may change either.
+Lab seeded(Lab lab, std::vector<std::uint64_t> seeds, int steps = 0);
+
+// Inside a lab's experiment, the trial it runs: the seeds to train or draw on
+// (the lab's own, or the one the student gave), and a training run's steps,
+// `steps` as the lab has it scaled so that its main run takes the student's
+// --steps (at least 1).
+std::vector<std::uint64_t> trial_seeds();
+int trial_steps(int steps);
 
 // The small Transformer the trained labs use: one layer of width 32, `heads`
 // heads, an FFN ffn_mult times as wide (none for 0), Adam at 3e-3, warmup then

@@ -36,7 +36,8 @@ namespace {
 // model and the budget together.
 LabResult gates() {
   LabResult r;
-  const std::vector<int> distances{5, 10, 20, 40}, budgets{400, 1600};
+  const std::vector<int> distances{5, 10, 20, 40}, budgets{trial_steps(400), trial_steps(1600)};
+  const std::uint64_t seed = trial_seeds().front();
   std::map<int, std::map<std::string, int>> reach;  // by budget, by model
   for (int steps : budgets) {
     for (const char* kind : {"rnn", "lstm", "gru", "transformer"}) {
@@ -44,7 +45,7 @@ LabResult gates() {
       int longest = 0;
       bool still = true;
       for (int d : distances) {
-        train::TrainConfig c = train::fresh_config(kind, {"recall", d, "", ""}, 32, steps);
+        train::TrainConfig c = train::fresh_config(kind, {"recall", d, "", ""}, 32, steps, seed);
         c.batch = 32;
         c.eval_size = 256;
         c.optim.lr = std::string(kind) == "transformer" ? 1e-3 : 3e-3;
@@ -63,8 +64,9 @@ LabResult gates() {
     }
   }
   r.lines.push_back(
-      "reach: the longest distance up to which the key is recalled on at least 90% of held-out sequences (chance "
-      "12.5%); width 32, batch 32, seed 0");
+      fmt::format("reach: the longest distance up to which the key is recalled on at least 90% of held-out sequences "
+                  "(chance 12.5%); width 32, batch 32, seed {}",
+                  seed));
   // At each budget the gated models reach further than the vanilla RNN and attention furthest; and the budget
   // moves the gated models' reach.
   bool holds = true;
@@ -73,7 +75,9 @@ LabResult gates() {
     holds = holds && m["lstm"] > m["rnn"] && m["gru"] > m["rnn"] && m["transformer"] == distances.back() &&
             m["transformer"] >= std::max(m["lstm"], m["gru"]);
   }
-  r.holds = holds && reach[1600]["lstm"] + reach[1600]["gru"] > reach[400]["lstm"] + reach[400]["gru"];
+  auto& shorter = reach[budgets[0]];
+  auto& longer = reach[budgets[1]];
+  r.holds = holds && longer["lstm"] + longer["gru"] > shorter["lstm"] + shorter["gru"];
   return r;
 }
 
@@ -106,13 +110,14 @@ long steps_to(const std::vector<train::StepLog>& log, double threshold) {
 // many steps each needs, and which offsets the four heads look at.
 LabResult multi_head() {
   LabResult r;
-  constexpr int kSteps = 4000;
+  const int kSteps = trial_steps(4000);
+  const std::vector<std::uint64_t> seeds = trial_seeds();
   std::map<int, std::vector<long>> reached;
   std::map<int, std::vector<double>> accuracy;
   std::map<int, std::size_t> params;
   std::shared_ptr<nn::SequenceModel> four;
   for (int heads : {1, 4}) {
-    for (std::uint64_t seed : {0, 1, 2}) {
+    for (std::uint64_t seed : seeds) {
       const train::TrainResult t = train_small("lookback", heads, 4, kSteps, seed);
       reached[heads].push_back(steps_to(t.log, 0.9));
       accuracy[heads].push_back(*t.eval.token_acc);
@@ -130,7 +135,7 @@ LabResult multi_head() {
                     "after {}{}",
                     heads, heads == 1 ? " " : "s", 32 / heads, params[heads], when, kSteps, row_of(accuracy[heads])));
   }
-  // What each of the four heads (seed 0) looks at: its mean weight on the tokens 0 to 4 steps back.
+  // What each of the four heads (the first seed) looks at: its mean weight on the tokens 0 to 4 steps back.
   const auto task = tasks::make_task({"lookback", 0, "", ""});
   const tasks::Batch batch = task->eval_batches(32, 32, 1).front();
   const int T = batch.T;
@@ -146,15 +151,15 @@ LabResult multi_head() {
           at[static_cast<std::size_t>(o)] +=
               w.data()[((static_cast<std::size_t>(b) * 4 + h) * T + t) * T + (t - o)] / (batch.B * (T - 4));
     favourite.push_back(static_cast<int>(std::max_element(at.begin(), at.end()) - at.begin()));
-    r.figures["heads_4"]["offsets_seed0"].push_back(at);
-    r.lines.push_back(fmt::format("  seed 0, head {}: mean weight on the token 0..4 back{}  (most on {} back)", h,
-                                  row_of(at), favourite.back()));
+    r.figures["heads_4"]["offsets_first_seed"].push_back(at);
+    r.lines.push_back(fmt::format("  seed {}, head {}: mean weight on the token 0..4 back{}  (most on {} back)",
+                                  seeds.front(), h, row_of(at), favourite.back()));
   }
   r.lines.push_back(
       "task lookback: the answer at t is 4 x[t-1] + 2 x[t-2] + x[t-4] (8 classes, chance 0.125); one layer, width 32; "
       "steps to 90%: the training batch's accuracy over 50 steps");
   bool faster = true;
-  for (std::size_t i = 0; i < 3; ++i)
+  for (std::size_t i = 0; i < seeds.size(); ++i)
     faster = faster && reached[4][i] > 0 && (reached[1][i] == 0 || reached[4][i] < reached[1][i]);
   const long slowest_four = *std::max_element(reached[4].begin(), reached[4].end());
   const long fastest_one = *std::min_element(reached[1].begin(), reached[1].end());
@@ -183,9 +188,10 @@ LabResult ffn() {
       {"no_ffn_3000_steps", "no FFN", 0, 32, 1, 3000},
   };
   std::map<std::string, std::vector<double>> acc;
-  for (const Variant& v : variants) {
+  for (Variant v : variants) {
     std::size_t params = 0;
-    for (std::uint64_t seed : {0, 1, 2}) {
+    v.steps = trial_steps(v.steps);
+    for (std::uint64_t seed : trial_seeds()) {
       train::TrainConfig c = small_config({"modsum", 0, "", ""}, 2, v.ffn_mult, v.steps, seed);
       c.model.d_model = v.d_model;
       c.model.layers = v.layers;
@@ -262,7 +268,8 @@ std::pair<double, double> asymmetry(const std::vector<double>& S, int n) {
 LabResult qk_asymmetry() {
   LabResult r;
   constexpr int n = 6, d = 16;
-  ag::Rng rng(5);
+  const std::vector<std::uint64_t> seeds = trial_seeds();
+  ag::Rng rng(5 + seeds.front());
   const ag::Tensor X = nn::init_matrix(n, d, nn::Init::normal, rng);
   auto to_vector = [](const ag::Tensor& t) { return std::vector<double>(t.data().begin(), t.data().end()); };
   const auto [xx_rel, xx_max] = asymmetry(to_vector(ag::matmul(X, ag::transpose(X))), n);
@@ -279,7 +286,7 @@ LabResult qk_asymmetry() {
                   qk_rel, qk_max));
 
   // Trained on lookback, where each position must read the tokens 1, 2 and 4 steps back: one layer of width 32,
-  // 4 heads, seeds 0-2, 1000 and 3000 steps, with W_Q and W_K apart and with W_K = W_Q.
+  // 4 heads, seeds 0-2, 1000 and 3000 steps (as the trial has them), with W_Q and W_K apart and with W_K = W_Q.
   auto lookback = [](bool tie, int steps, std::uint64_t seed) {
     train::TrainConfig c = small_config({"lookback", 0, "", ""}, 4, 4, steps, seed);
     c.model.tie_qk = tie;
@@ -288,25 +295,25 @@ LabResult qk_asymmetry() {
   };
   bool costs = true;
   std::shared_ptr<nn::SequenceModel> first_apart, first_tied;
-  for (int steps : {1000, 3000}) {
+  for (int steps : {trial_steps(1000), trial_steps(3000)}) {
     std::vector<double> apart, tied;
-    for (std::uint64_t seed : {0, 1, 2}) {
+    for (std::uint64_t seed : seeds) {
       const train::TrainResult a = lookback(false, steps, seed), t = lookback(true, steps, seed);
       apart.push_back(*a.eval.token_acc);
       tied.push_back(*t.eval.token_acc);
       costs = costs && tied.back() < apart.back();
       if (!first_apart) first_apart = a.model, first_tied = t.model;
     }
-    r.lines.push_back(fmt::format("lookback, {} steps, held-out accuracy, seeds 0-2: W_Q, W_K apart{}; W_K = W_Q{}",
-                                  steps, row_of(apart), row_of(tied)));
+    r.lines.push_back(fmt::format("lookback, {} steps, held-out accuracy, {}: W_Q, W_K apart{}; W_K = W_Q{}", steps,
+                                  seeds_text(seeds), row_of(apart), row_of(tied)));
     r.figures["trained"]["steps_" + std::to_string(steps)] = {{"accuracy_apart", apart}, {"accuracy_tied", tied}};
   }
   r.figures["trained"]["task"] = "lookback";
 
   // With W_K = W_Q the scores are x_i W W^T x_j: symmetric and positive semi-definite, so s(i, j) is at most the
   // geometric mean of s(i, i) and s(j, j), and a position tends to score itself highest. How often it does, in
-  // the seed-0 models of 1000 steps, over the rows of each head on held-out sequences (each row over the positions it
-  // sees).
+  // the first seed's models of the shorter run, over the rows of each head on held-out sequences (each row over the
+  // positions it sees).
   const auto task = tasks::make_task({"lookback", 0, "", ""});
   const tasks::Batch batch = task->eval_batches(8, 8, 1).front();
   const int T = batch.T;
@@ -327,9 +334,9 @@ LabResult qk_asymmetry() {
   const double self_apart = self_first(*first_apart), self_tied = self_first(*first_tied);
   r.figures["trained"]["self_highest_share"] = {{"apart", self_apart}, {"tied", self_tied}};
   r.lines.push_back(
-      fmt::format("seed 0, rows (queries) whose highest score is their own position: W_Q, W_K apart "
+      fmt::format("seed {}, rows (queries) whose highest score is their own position: W_Q, W_K apart "
                   "{:.0f}%, W_K = W_Q {:.0f}% (8 held-out sequences, 4 heads)",
-                  100 * self_apart, 100 * self_tied));
+                  seeds.front(), 100 * self_apart, 100 * self_tied));
   r.lines.push_back(
       "s(i -> j) = q_i . k_j / sqrt(d_k): how much word i, asking, looks for word j; X X^T or W_K = W_Q would make it "
       "the same both ways");
@@ -389,11 +396,12 @@ LabResult value_proj() {
                                       {"v_is_x", "V = X (--no-value)  ", false, false},
                                       {"v_is_k", "V = K (--tie-kv)    ", false, true}};
   std::map<std::string, std::vector<double>> loss;
+  const int steps = trial_steps(1000);
   for (const Variant& v : variants) {
     std::vector<double> acc;
     std::size_t params = 0;
-    for (std::uint64_t seed : {0, 1, 2}) {
-      train::TrainConfig c = small_config({"lookback", 0, "", ""}, 4, 4, 1000, seed);
+    for (std::uint64_t seed : trial_seeds()) {
+      train::TrainConfig c = small_config({"lookback", 0, "", ""}, 4, 4, steps, seed);
       c.model.value_proj = v.value_proj;
       c.model.tie_kv = v.tie_kv;
       const train::TrainResult t = train::run_training(c, {});
@@ -405,9 +413,9 @@ LabResult value_proj() {
     r.lines.push_back(fmt::format("4 heads, {} ({} parameters): held-out loss by seed{}, accuracy{}", v.label, params,
                                   row_of(loss[v.name]), row_of(acc)));
   }
-  r.lines.push_back(
-      "task lookback: 4 x[t-1] + 2 x[t-2] + x[t-4] (8 classes, chance 0.125); one layer, width 32, 1000 steps, seeds "
-      "0-2");
+  r.lines.push_back(fmt::format(
+      "task lookback: 4 x[t-1] + 2 x[t-2] + x[t-4] (8 classes, chance 0.125); one layer, width 32, {} steps, {}", steps,
+      seeds_text(trial_seeds())));
   // The fold holds to float rounding; and neither variant without W_V is behind, or ahead of, the paper's on every
   // seed: their ranges over the seeds overlap.
   auto overlaps = [&](const std::vector<double>& x) {
@@ -422,11 +430,11 @@ LabResult value_proj() {
 }  // namespace
 
 void add_training_labs(std::vector<Lab>& labs) {
-  labs.push_back(make_lab("gates", gates));
-  labs.push_back(make_lab("qk-asymmetry", qk_asymmetry));
-  labs.push_back(make_lab("value-proj", value_proj));
-  labs.push_back(make_lab("multi-head", multi_head));
-  labs.push_back(make_lab("ffn", ffn));
+  labs.push_back(seeded(make_lab("gates", gates), {0}, 1600));
+  labs.push_back(seeded(make_lab("qk-asymmetry", qk_asymmetry), {0, 1, 2}, 1000));
+  labs.push_back(seeded(make_lab("value-proj", value_proj), {0, 1, 2}, 1000));
+  labs.push_back(seeded(make_lab("multi-head", multi_head), {0, 1, 2}, 4000));
+  labs.push_back(seeded(make_lab("ffn", ffn), {0, 1, 2}, 1000));
 }
 
 }  // namespace seqgrad::labs

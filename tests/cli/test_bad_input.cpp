@@ -53,7 +53,7 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 126 invocations in its table",
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 138 invocations in its table",
           "[cli][errors]") {
   prepare();
   const std::string d = kDir;
@@ -203,6 +203,18 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 12
       {"train --dropout nan", 2, "--dropout: must be a finite number in [0, 0.95], got 'nan'"},
       {"train --clip -inf", 2, "--clip: must be a finite number in [0, 1e+09], got '-inf'"},
       {"sample " + d + "/tf --temperature nan", 2, "--temperature: must be a finite number in [0, 100], got 'nan'"},
+      {"lab shared-weights --seed 3", 2, "the lab shared-weights draws nothing at random"},
+      {"lab context-vector --seeds 0-4", 2, "the lab context-vector draws nothing at random"},
+      {"lab two-walls --steps 100", 2, "the lab two-walls does not train; --steps is for clipping"},
+      {"lab clipping --steps 0", 2, "--steps 0 is out of range: give 1 to 1000000"},
+      {"lab clipping --seeds 0-4 --steps -5", 2, "--steps -5 is out of range"},
+      {"lab clipping --seed -1", 2, "--seed: '-1' is not a seed; give a whole number from 0"},
+      {"lab clipping --seed 1.5", 2, "--seed: '1.5' is not a seed"},
+      {"lab clipping --seeds 4-2", 2, "--seeds 4-2: the range runs backwards"},
+      {"lab clipping --seeds 0-100", 2, "--seeds 0-100: 101 seeds are too many for one command"},
+      {"lab clipping --seeds 0-", 2, "--seeds: '' is not a seed"},
+      {"lab clipping --seed 1 --seeds 0-2", 2, "--seed excludes --seeds"},
+      {"lab attention-by-hand --seeds 0-2 --answer 0.4,0.4,0.2", 2, "excludes"},
   };
   int crashes = 0;
   for (const Case& c : cases) {
@@ -216,5 +228,5 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 12
     crashes += r.exit_code > 2;
   }
   CHECK(crashes == 0);
-  CHECK(cases.size() == 126);  // the count in this test's name
+  CHECK(cases.size() == 138);  // the count in this test's name
 }

@@ -499,6 +499,51 @@ TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
   CHECK(bad.err.find("unknown lab 'frob'") != std::string::npos);
 }
 
+// A student tries to break a verdict: the lab on another seed, for more or fewer steps, or over a range of seeds.
+TEST_CASE("seqgrad lab --seed, --steps and --seeds rerun a lab's experiment as the student asks", "[cli][labs]") {
+  // The lab's own seed and steps, given, are its default run to the bit; another seed draws other figures.
+  const auto own = run_seqgrad("lab clipping --json");
+  const auto seed0 = run_seqgrad("lab clipping --seed 0 --json"),
+             seed0_300 = run_seqgrad("lab clipping --seed 0 --steps 300 --json");
+  REQUIRE(own.exit_code == 0);
+  const auto j = nlohmann::json::parse(own.out), one = nlohmann::json::parse(seed0.out);
+  CHECK(one["figures"] == nlohmann::json::parse(seed0_300.out)["figures"]);
+  CHECK(one["figures"]["clipped"]["seed"] == nlohmann::json::array({0}));
+  CHECK(one["figures"]["clipped"]["accuracy"][0] == j["figures"]["clipped"]["accuracy"][0]);
+  CHECK(one["figures"]["unclipped"]["largest_grad_norm"][0] == j["figures"]["unclipped"]["largest_grad_norm"][0]);
+  const auto other = nlohmann::json::parse(run_seqgrad("lab sqrt-dk --seed 18 --json").out);
+  const auto dflt = nlohmann::json::parse(run_seqgrad("lab sqrt-dk --json").out);
+  CHECK(nlohmann::json::parse(run_seqgrad("lab sqrt-dk --seed 17 --json").out)["figures"] == dflt["figures"]);
+  CHECK(other["figures"]["var_dot"] != dflt["figures"]["var_dot"]);
+  // --steps: the run is that long, and the lines say so, beside the lab's own.
+  const auto shorter = run_seqgrad("lab sqrt-dk-training --seed 4 --steps 20");
+  CHECK(shorter.exit_code == 1);  // 20 steps learn nothing: the claim does not hold on them
+  CHECK(shorter.out.find("this run: seed 4, 20 steps (the lab's own: seeds 0-2, 600 steps)") != std::string::npos);
+  CHECK(shorter.out.find("held-out accuracy, seed 4: ") != std::string::npos);
+  CHECK(shorter.out.find(", 20 steps of Adam") != std::string::npos);
+  // --seeds: each seed alone, then how many hold; the exit code is the verdict over them.
+  const auto range = run_seqgrad("lab clipping --seeds 2-4 --steps 150 --json");
+  const auto k = nlohmann::json::parse(range.out);
+  REQUIRE(k["runs"].size() == 3);
+  int held = 0;
+  for (int i = 0; i < 3; ++i) {
+    CHECK(k["runs"][i]["seed"] == 2 + i);
+    CHECK(k["runs"][i]["figures"]["clipped"]["seed"] == nlohmann::json::array({2 + i}));
+    held += k["runs"][i]["holds"].get<bool>();
+  }
+  CHECK(k["holds_on"] == held);
+  CHECK(k["verdict"] == (held == 3 ? "holds" : held == 0 ? "does not hold" : "inconclusive"));
+  CHECK(range.exit_code == (held == 3 ? 0 : held == 0 ? 1 : 3));
+  const auto text = run_seqgrad("lab rope --seeds 0-1");
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("seed 0:\n") != std::string::npos);
+  CHECK(text.out.find("  seed 1: the claim holds on these figures\n") != std::string::npos);
+  CHECK(text.out.find("the claim holds on 2 of 2 seeds (0-1)\nthe claim holds on these figures\n") !=
+        std::string::npos);
+  const auto ko = run_seqgrad("lab rope --seeds 3-4 --lang ko");
+  CHECK(ko.out.find("시드 2개 중 2개에서 주장이 성립합니다(3-4)") != std::string::npos);
+}
+
 #ifdef SEQGRAD_FAST  // the products' FLOPs and kernels: counted by the fast backend only
 TEST_CASE("seqgrad lab --answer and --predict grade a self-check against the lab's figures", "[cli][labs]") {
   const auto right = run_seqgrad("lab attention-by-hand --answer 0.41,0.38,0.20");

@@ -266,3 +266,28 @@ TEST_CASE("attention by hand takes the user's vectors, and a verdict can come ou
   CHECK_THROWS_WITH(labs::find_lab("nope"),
                     Catch::StartsWith("unknown lab 'nope'; the labs are: shared-weights, two-walls"));
 }
+
+// The verdict over several seeds: the claim over the seeds it was run on.
+TEST_CASE("a lab's verdict over seeds holds on all, fails on none, and is inconclusive when they split", "[labs]") {
+  labs::LabResult yes, no, unsure;
+  yes.holds = true;
+  unsure.inconclusive = true;
+  using V = labs::Verdict;
+  CHECK(labs::verdict_over({yes, yes, yes}) == V::holds);
+  CHECK(labs::verdict_over({no, no}) == V::fails);
+  CHECK(labs::verdict_over({yes, no, yes}) == V::inconclusive);
+  CHECK(labs::verdict_over({no, unsure}) == V::inconclusive);
+  CHECK(labs::verdict_over({yes}) == V::holds);
+  CHECK_THROWS_AS(labs::verdict_over({}), std::logic_error);
+  CHECK(labs::seeds_text({0, 1, 2}) == "seeds 0-2");
+  CHECK(labs::seeds_text({5}) == "seed 5");
+  CHECK(labs::seeds_text({0, 3, 4}) == "seeds 0, 3, 4");
+  // A lab that draws nothing at random takes no seed; one that does not train takes no steps.
+  CHECK_THROWS_AS(labs::find_lab("shared-weights").run({3, std::nullopt}), std::invalid_argument);
+  CHECK_THROWS_AS(labs::find_lab("two-walls").run({std::nullopt, 100}), std::invalid_argument);
+  // Every lab that trains also draws at random: its seeds are the ones a student varies.
+  for (const labs::Lab& lab : labs::all_labs()) {
+    INFO(lab.name);
+    if (lab.steps > 0) CHECK(!lab.seeds.empty());
+  }
+}
