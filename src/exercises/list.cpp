@@ -134,7 +134,9 @@ std::string stub_text(const Exercise& e, text::Lang lang) {
   std::istringstream statement{std::string(text::tr(name + ".statement", lang))};
   for (std::string line; std::getline(statement, line);) s += line.empty() ? "//\n" : "// " + line + "\n";
   s += "//\n// seqgrad exercise check " + name + (lang == text::Lang::ko ? " --lang ko" : "") + "\n";
-  s += "#include \"src/exercises/exercise.h\"\n\nnamespace exercise {\n\n";
+  // <cmath> for std::exp, std::tanh, std::sqrt, std::sin, std::pow, which the statements name (without it, the
+  // compiler's first suggestion for exp is an engine type's, the wrong way).
+  s += "#include <cmath>\n\n#include \"src/exercises/exercise.h\"\n\nnamespace exercise {\n\n";
   s += std::string(e.stub);
   s += "\n}  // namespace exercise\n";
   return s;
