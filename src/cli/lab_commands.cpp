@@ -112,23 +112,16 @@ std::vector<std::uint64_t> parse_seed_range(const std::string& text) {
   return seeds;
 }
 
-// "seed 5, 600 steps": what a trial changes, in `lang`; empty when it changes nothing.
-std::string trial_text(const labs::Trial& t, Lang lang) {
-  std::string out;
-  if (t.seed) out = text::trf("lab.frame.seed", lang, *t.seed);
-  if (t.steps) out += (out.empty() ? "" : ", ") + text::trf("lab.frame.steps", lang, *t.steps);
-  return out;
+// "seeds 0-4", "seed 5" in `lang`.
+std::string seeds_words(const std::vector<std::uint64_t>& seeds, Lang lang) {
+  const std::string en = labs::seeds_text(seeds);
+  return text::trf(seeds.size() == 1 ? "lab.frame.seed" : "lab.frame.seeds", lang, en.substr(en.find(' ') + 1));
 }
 
-// The lab's own seeds and main run, as trial_text words them.
-std::string own_text(const labs::Lab& l, Lang lang) {
-  std::string out;
-  if (!l.seeds.empty()) {
-    const std::string seeds = labs::seeds_text(l.seeds);  // "seeds 0-2" or "seed 0"
-    const std::string numbers = seeds.substr(seeds.find(' ') + 1);
-    out = text::trf(l.seeds.size() == 1 ? "lab.frame.seed" : "lab.frame.seeds", lang, numbers);
-  }
-  if (l.steps > 0) out += (out.empty() ? "" : ", ") + text::trf("lab.frame.steps", lang, l.steps);
+// "seed 5, 600 steps": the seeds and steps of a run, in `lang`; empty for none.
+std::string trial_text(const std::vector<std::uint64_t>& seeds, int steps, Lang lang) {
+  std::string out = seeds.empty() ? "" : seeds_words(seeds, lang);
+  if (steps > 0) out += (out.empty() ? "" : ", ") + text::trf("lab.frame.steps", lang, steps);
   return out;
 }
 
@@ -155,7 +148,7 @@ int run_on_seeds(const labs::Lab& l, const std::vector<std::uint64_t>& seeds, st
     if (lang != Lang::en) fmt::print("  {}\n", text::tr("lab.frame.figures_in_english", lang));
   }
   for (std::uint64_t seed : seeds) {
-    const labs::Trial trial{seed, steps};
+    const labs::Trial trial{{seed}, steps};
     runs.push_back(l.run(trial));
     const labs::Verdict v = labs::verdict_of(runs.back());
     const std::string which = text::trf("lab.frame.seed", lang, seed);
@@ -241,11 +234,20 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       if (a->json) {
         nlohmann::json j = nlohmann::json::array();
         for (const auto& l : labs::all_labs())
-          j.push_back({{"name", l.name}, {"source", labs::source_text(l, lang)}, {"claim", labs::claim_text(l, lang)}});
+          j.push_back({{"name", l.name},
+                       {"source", labs::source_text(l, lang)},
+                       {"claim", labs::claim_text(l, lang)},
+                       {"seconds", l.seconds},
+                       {"seeds", l.seeds},
+                       {"steps", l.steps}});
         std::cout << j.dump(2) << "\n";
       } else {
-        for (const auto& l : labs::all_labs())
-          fmt::print("{:<18} {}\n{:<18} {}\n\n", l.name, labs::claim_text(l, lang), "", labs::source_text(l, lang));
+        for (const auto& l : labs::all_labs()) {
+          const std::string takes = l.seconds < 1 ? std::string(text::tr("lab.frame.list_instant", lang))
+                                                  : text::trf("lab.frame.list_seconds", lang, std::lround(l.seconds));
+          fmt::print("{:<18} {}\n{:<18} {} ({})\n\n", l.name, labs::claim_text(l, lang), "", labs::source_text(l, lang),
+                     takes);
+        }
       }
       return 0;
     }
@@ -264,14 +266,16 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       if (!a->vectors.empty()) throw std::invalid_argument("--svg draws the lab's own figures, not --vectors");
     }
     labs::Trial trial;
-    if (seed->count() > 0) trial.seed = parse_seed(a->seed, "--seed");
+    if (seed->count() > 0) trial.seeds = {parse_seed(a->seed, "--seed")};
     if (steps->count() > 0) trial.steps = a->steps;
     if (seeds->count() > 0) {
-      const std::vector<std::uint64_t> list = parse_seed_range(a->seeds);
+      trial.seeds = parse_seed_range(a->seeds);
       // Refused before the first run: a lab that cannot take a seed, or these steps, says so at once.
-      if (l.seeds.empty() || (trial.steps && (l.steps == 0 || *trial.steps < 1 || *trial.steps > 1'000'000)))
-        l.run({list.front(), trial.steps});
-      return run_on_seeds(l, list, trial.steps, a->json, lang);
+      if (l.seeds.empty() || (trial.steps && (l.steps == 0 || *trial.steps < 1 || *trial.steps > 1'000'000)) ||
+          (l.over_seeds && trial.seeds.size() == 1))
+        l.run(trial);
+      // A claim over seeds is judged once on them all; any other on each seed alone.
+      if (!l.over_seeds) return run_on_seeds(l, trial.seeds, trial.steps, a->json, lang);
     }
     const bool asked = !a->answer.empty() || a->predict;
     if (asked && !l.question) {
@@ -318,8 +322,9 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
         fmt::print("{}\n\n", grade->message);
       }
       fmt::print("{}\n\n", text::trf("lab.frame.claim", lang, r.claim));
-      if (!trial_text(trial, lang).empty())
-        fmt::print("{}\n\n", text::trf("lab.frame.trial", lang, trial_text(trial, lang), own_text(l, lang)));
+      const std::string changed = trial_text(trial.seeds, trial.steps.value_or(0), lang);
+      if (!changed.empty())
+        fmt::print("{}\n\n", text::trf("lab.frame.trial", lang, changed, trial_text(l.seeds, l.steps, lang)));
       if (lang != Lang::en) fmt::print("  {}\n", text::tr("lab.frame.figures_in_english", lang));
       for (const auto& line : r.lines) fmt::print("  {}\n", line);
       fmt::print("\n{}\n", text::tr(r.holds          ? "lab.frame.holds"

@@ -160,12 +160,20 @@ LabResult context_vector() {
     const auto v = a.figures["new_vector"].get<std::vector<double>>();
     fresh.push_back(v);
     const double to_river = cosine(v, river), to_money = cosine(v, money);
+    const auto weights = a.figures["weights"].get<std::vector<double>>();
+    r.lines.push_back(fmt::format(
+        "\"{}\": the weights 은행에 gives 나는, {}, 은행에, {}: {:.2f}, {:.2f}, {:.2f}, {:.2f}", s.text,
+        s.text.find("강가") != std::string::npos ? "강가" : "돈을",
+        s.text.find("앉아") != std::string::npos ? "앉아" : "맡겨", weights[0], weights[1], weights[2], weights[3]));
     r.figures["sentences"].push_back(
         {{"text", s.text}, {"new_vector", v}, {"cos_river", to_river}, {"cos_money", to_money}});
     r.lines.push_back(
         fmt::format("\"{}\": 은행에 becomes ({:.3f}, {:.3f}, {:.3f}, {:.3f}); cos to 강가 {:.3f}, to 돈 {:.3f}", s.text,
                     v[0], v[1], v[2], v[3], to_river, to_money));
   }
+  r.lines.push_back(
+      "the chapter's weights (강가 0.6, 앉아 0.25, 나는 0.1) illustrate; these small hand-made vectors, divided by "
+      "sqrt(4), give flatter ones, and the new vector still leans toward 강가");
   const double between = cosine(fresh[0], fresh[1]);
   r.figures["cos_between_contexts"] = between;
   r.lines.push_back(fmt::format("cos between the two new vectors of 은행에: {:.3f} (its word vector: 1.000)", between));
@@ -365,7 +373,7 @@ LabResult sqrt_dk_training() {
 
 void add_chapter_labs(std::vector<Lab>& labs) {
   labs.push_back(make_lab("shared-weights", shared_weights));
-  labs.push_back(seeded(make_lab("clipping", clipping), {0, 1, 2, 3}, 300));
+  labs.push_back(compared_over_seeds(seeded(make_lab("clipping", clipping), {0, 1, 2, 3}, 300)));
   labs.push_back(make_lab("context-vector", context_vector));
   labs.push_back(seeded(drawing(make_lab("attention-learned", attention_learned)), {0, 1, 2}, 300));
   labs.push_back(make_lab("attention-memory", attention_memory));

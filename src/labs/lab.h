@@ -45,11 +45,11 @@ struct Question {
   std::function<Grade(const std::string& answer, const LabResult& result, text::Lang lang)> grade;
 };
 
-// How a student tries to break a verdict: the lab's experiment on another seed
-// (alone, in place of the lab's own seeds), or its training runs longer or
-// shorter (the lab's main run exactly `steps`, its other runs in proportion).
+// How a student tries to break a verdict: the lab's experiment on other seeds
+// (in place of the lab's own), or its training runs longer or shorter (the
+// lab's main run exactly `steps`, its other runs in proportion).
 struct Trial {
-  std::optional<std::uint64_t> seed = std::nullopt;
+  std::vector<std::uint64_t> seeds{};  // none: the lab's own
   std::optional<int> steps = std::nullopt;
 };
 
@@ -63,9 +63,14 @@ struct Lab {
   bool draws = false;                               // its result carries pictures
   std::vector<std::uint64_t> seeds{};               // the seeds it trains or draws on; none: nothing in it is random
   int steps = 0;                                    // its main training run's steps; 0: it does not train
+  // Its claim compares seeds (most of them learn; their spreads overlap), so it runs on two or more at once; the
+  // others' claims hold or fail on each seed alone.
+  bool over_seeds = false;
+  double seconds = 0;  // how long it takes, about, on the machine the guides were made on (lab --list)
 
   // The experiment, its result named and with its claim. Throws std::invalid_argument (one line) for a trial the
-  // lab cannot take: a seed for a lab that draws nothing at random, steps for one that does not train.
+  // lab cannot take: a seed for a lab that draws nothing at random, one seed for a lab whose claim compares seeds,
+  // steps for one that does not train.
   LabResult run(const Trial& trial = {}) const;
 };
 

@@ -14,9 +14,11 @@ Lab drawing(Lab lab);
 // The same lab, marked as one that draws at random (`seeds`, its own) and, for
 // `steps` > 0, trains, its main run for `steps`: a student may change either.
 Lab seeded(Lab lab, std::vector<std::uint64_t> seeds, int steps = 0);
+// The same lab, marked as one whose claim compares its seeds (Lab::over_seeds).
+Lab compared_over_seeds(Lab lab);
 
 // Inside a lab's experiment, the trial it runs: the seeds to train or draw on
-// (the lab's own, or the one the student gave), and a training run's steps,
+// (the lab's own, or those the student gave), and a training run's steps,
 // `steps` as the lab has it scaled so that its main run takes the student's
 // --steps (at least 1).
 std::vector<std::uint64_t> trial_seeds();

@@ -482,11 +482,11 @@ TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
   CHECK(names[0]["name"] == "shared-weights");
   CHECK(names[1]["name"] == "two-walls");
   CHECK(names[2]["name"] == "sequential-time");
-  CHECK(names[9]["name"] == "attention-memory");
-  CHECK(names[11]["name"] == "value-proj");
-  CHECK(names[15]["name"] == "agreement");
-  CHECK(names[20]["name"] == "length-generalisation");
-  CHECK(names[21]["name"] == "gates");
+  CHECK(names[4]["name"] == "gates");
+  CHECK(names[10]["name"] == "attention-memory");
+  CHECK(names[12]["name"] == "value-proj");
+  CHECK(names[16]["name"] == "agreement");
+  CHECK(names[21]["name"] == "length-generalisation");
   const auto r = run_seqgrad("lab rope --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -502,15 +502,14 @@ TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
 // A student tries to break a verdict: the lab on another seed, for more or fewer steps, or over a range of seeds.
 TEST_CASE("seqgrad lab --seed, --steps and --seeds rerun a lab's experiment as the student asks", "[cli][labs]") {
   // The lab's own seed and steps, given, are its default run to the bit; another seed draws other figures.
-  const auto own = run_seqgrad("lab clipping --json");
-  const auto seed0 = run_seqgrad("lab clipping --seed 0 --json"),
-             seed0_300 = run_seqgrad("lab clipping --seed 0 --steps 300 --json");
+  const auto own = run_seqgrad("lab attention-learned --json");
   REQUIRE(own.exit_code == 0);
-  const auto j = nlohmann::json::parse(own.out), one = nlohmann::json::parse(seed0.out);
-  CHECK(one["figures"] == nlohmann::json::parse(seed0_300.out)["figures"]);
-  CHECK(one["figures"]["clipped"]["seed"] == nlohmann::json::array({0}));
-  CHECK(one["figures"]["clipped"]["accuracy"][0] == j["figures"]["clipped"]["accuracy"][0]);
-  CHECK(one["figures"]["unclipped"]["largest_grad_norm"][0] == j["figures"]["unclipped"]["largest_grad_norm"][0]);
+  const auto j = nlohmann::json::parse(own.out);
+  const auto one = nlohmann::json::parse(run_seqgrad("lab attention-learned --seed 1 --json").out);
+  CHECK(one["figures"] ==
+        nlohmann::json::parse(run_seqgrad("lab attention-learned --seed 1 --steps 300 --json").out)["figures"]);
+  REQUIRE(one["figures"]["seeds"].size() == 1);
+  CHECK(one["figures"]["seeds"][0] == j["figures"]["seeds"][1]);
   const auto other = nlohmann::json::parse(run_seqgrad("lab sqrt-dk --seed 18 --json").out);
   const auto dflt = nlohmann::json::parse(run_seqgrad("lab sqrt-dk --json").out);
   CHECK(nlohmann::json::parse(run_seqgrad("lab sqrt-dk --seed 17 --json").out)["figures"] == dflt["figures"]);
@@ -522,13 +521,13 @@ TEST_CASE("seqgrad lab --seed, --steps and --seeds rerun a lab's experiment as t
   CHECK(shorter.out.find("held-out accuracy, seed 4: ") != std::string::npos);
   CHECK(shorter.out.find(", 20 steps of Adam") != std::string::npos);
   // --seeds: each seed alone, then how many hold; the exit code is the verdict over them.
-  const auto range = run_seqgrad("lab clipping --seeds 2-4 --steps 150 --json");
+  const auto range = run_seqgrad("lab sqrt-dk-training --seeds 2-4 --steps 150 --json");
   const auto k = nlohmann::json::parse(range.out);
   REQUIRE(k["runs"].size() == 3);
   int held = 0;
   for (int i = 0; i < 3; ++i) {
     CHECK(k["runs"][i]["seed"] == 2 + i);
-    CHECK(k["runs"][i]["figures"]["clipped"]["seed"] == nlohmann::json::array({2 + i}));
+    CHECK(k["runs"][i]["figures"]["scaled"].size() == 1);
     held += k["runs"][i]["holds"].get<bool>();
   }
   CHECK(k["holds_on"] == held);
@@ -542,6 +541,13 @@ TEST_CASE("seqgrad lab --seed, --steps and --seeds rerun a lab's experiment as t
         std::string::npos);
   const auto ko = run_seqgrad("lab rope --seeds 3-4 --lang ko");
   CHECK(ko.out.find("시드 2개 중 2개에서 주장이 성립합니다(3-4)") != std::string::npos);
+  // A claim that compares seeds ("most seeds learn") runs once over them all, and one seed cannot show it.
+  const auto most = run_seqgrad("lab clipping --seeds 2-4 --steps 150 --json");
+  CHECK(nlohmann::json::parse(most.out)["figures"]["clipped"]["seed"] == nlohmann::json::array({2, 3, 4}));
+  const auto alone = run_seqgrad("lab clipping --seed 2");
+  CHECK(alone.exit_code == 2);
+  CHECK(alone.err.find("compares seeds (most of them, or their spread), which one seed cannot show") !=
+        std::string::npos);
 }
 
 #ifdef SEQGRAD_FAST  // the products' FLOPs and kernels: counted by the fast backend only
@@ -569,6 +575,18 @@ TEST_CASE("seqgrad lab --answer and --predict grade a self-check against the lab
   CHECK(skipped.exit_code == 0);
   CHECK(skipped.out.find("right") == std::string::npos);
   CHECK(run_seqgrad("lab attention-by-hand").out.find("question:") == std::string::npos);
+  // A number with its unit word is that number; a near miss says which step it stopped at.
+  for (const char* unit : {"100x", "\"100 times\"", "100\xEB\xB0\xB0", "\"100 \xEB\xB0\xB0\"", "x100"})
+    CHECK(run_seqgrad(std::string("lab quadratic-cost --answer ") + unit).exit_code == 0);
+  CHECK(run_seqgrad("lab quadratic-cost --answer \"10 times\"").out.find("is the RNN's growth") != std::string::npos);
+  CHECK(run_seqgrad("lab attention-by-hand --answer 0.71,0.64,0").out.find("one step short: these are the scores") !=
+        std::string::npos);
+  CHECK(run_seqgrad("lab attention-by-hand --answer 2.03,1.89,1").out.find("the exps of the scores, before") !=
+        std::string::npos);
+  CHECK(run_seqgrad("lab attention-by-hand --answer 0.5,0.5,0.5").out.find("as weights these sum to 1.50") !=
+        std::string::npos);
+  CHECK(run_seqgrad("lab attention-by-hand --answer 0.9,0.1,0").out.find("not right: the scores are") !=
+        std::string::npos);
 }
 #endif  // SEQGRAD_FAST
 

@@ -283,8 +283,9 @@ TEST_CASE("a lab's verdict over seeds holds on all, fails on none, and is inconc
   CHECK(labs::seeds_text({5}) == "seed 5");
   CHECK(labs::seeds_text({0, 3, 4}) == "seeds 0, 3, 4");
   // A lab that draws nothing at random takes no seed; one that does not train takes no steps.
-  CHECK_THROWS_AS(labs::find_lab("shared-weights").run({3, std::nullopt}), std::invalid_argument);
-  CHECK_THROWS_AS(labs::find_lab("two-walls").run({std::nullopt, 100}), std::invalid_argument);
+  CHECK_THROWS_AS(labs::find_lab("shared-weights").run({{3}, std::nullopt}), std::invalid_argument);
+  CHECK_THROWS_AS(labs::find_lab("two-walls").run({{}, 100}), std::invalid_argument);
+  CHECK_THROWS_AS(labs::find_lab("value-proj").run({{4}, std::nullopt}), std::invalid_argument);  // compares seeds
   // Every lab that trains also draws at random: its seeds are the ones a student varies.
   for (const labs::Lab& lab : labs::all_labs()) {
     INFO(lab.name);
