@@ -281,11 +281,14 @@ LabResult no_position() {
   return r;
 }
 
-// Runs `work` again and again for 200 ms: its counted matrix FLOPs per run, and
-// the fastest run's milliseconds (on a shared machine the fastest is the one
-// least disturbed: a mean would carry every pause of the other processes).
+// Runs `work` once to warm up (its buffers allocated, its pages touched), then
+// again and again for 200 ms and at least three times: its counted matrix FLOPs
+// per run, and the fastest run's milliseconds (on a shared machine the fastest
+// is the one least disturbed: a mean would carry every pause of the other
+// processes).
 template <class Work>
 std::pair<double, double> fastest_run(Work work) {
+  work();
   const std::uint64_t before = ag::matmul_flops();
   const auto start = std::chrono::steady_clock::now();
   double fastest = 1e300;
@@ -296,7 +299,7 @@ std::pair<double, double> fastest_run(Work work) {
     fastest =
         std::min(fastest, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     ++reps;
-  } while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(200));
+  } while (reps < 3 || std::chrono::steady_clock::now() - start < std::chrono::milliseconds(200));
   return {static_cast<double>(ag::matmul_flops() - before) / reps, fastest};
 }
 
@@ -352,9 +355,89 @@ LabResult quadratic_cost() {
   return r;
 }
 
+// Where the n^2 term takes over: one Transformer layer's forward pass at batch 1 (no mask, FFN 4x), at the workload's
+// width 64 and at the paper's 512, lengths 64 to 4096; attention's core (the scores, the softmax and the weighted
+// sum) against the whole layer, in counted FLOPs and in time.
+LabResult attention_share() {
+  if (!ag::flops_counted())
+    throw std::runtime_error(
+        "attention-share counts the products' FLOPs, which only the fast kernels count: run it on the fast build, "
+        "without --kernels reference");
+  LabResult r;
+  const std::vector<int> lens{64, 128, 256, 512, 1024, 2048, 4096};
+  bool holds = true;
+  for (int d : {64, 512}) {
+    nn::ModelConfig c;
+    c.kind = "transformer";
+    c.vocab = c.out_dim = 8;
+    c.d_model = d;
+    c.layers = 1;
+    c.heads = d / 16 < 8 ? 4 : 8;  // the workload's 4 heads at width 64, the paper's 8 at 512
+    c.max_len = lens.back();
+    c.causal = false;  // every score computed, as in the paper's encoder (a causal kernel skips half of them)
+    const auto model = nn::make_model(c, 1);
+    std::vector<double> flop_share, time_share;
+    std::string flops_row, time_row;
+    for (int T : lens) {
+      ag::Rng rng(1);
+      std::vector<ag::Scalar> v(static_cast<std::size_t>(T) * d);
+      for (auto& x : v) x = static_cast<ag::Scalar>(rng.normal());
+      const ag::Tensor q({1, T, d}, v);
+      const nn::SequenceInput in{1, T, std::vector<int>(static_cast<std::size_t>(T), 1), {}};
+      ag::NoGrad no_grad;
+      const auto [core_flops, core_ms] = fastest_run(
+          [&] { ag::attention(q, q, q, c.heads, false, static_cast<ag::Scalar>(1 / std::sqrt(double(d) / c.heads))); });
+      const auto [layer_flops, layer_ms] = fastest_run([&] { model->forward(in); });
+      flop_share.push_back(core_flops / layer_flops);
+      time_share.push_back(std::min(1.0, core_ms / layer_ms));
+      flops_row += fmt::format(" {:>5.0f}%", 100 * flop_share.back());
+      time_row += fmt::format(" {:>5.0f}%", 100 * time_share.back());
+      r.figures["width_" + std::to_string(d)].push_back({{"len", T},
+                                                         {"attention_mflop", core_flops / 1e6},
+                                                         {"layer_mflop", layer_flops / 1e6},
+                                                         {"attention_ms", core_ms},
+                                                         {"layer_ms", layer_ms}});
+    }
+    // The length at which the share passes one half, read between the two lengths around it (on log2 n); 0 if it
+    // never does in the lengths tried.
+    auto crossing = [&](const std::vector<double>& share) {
+      for (std::size_t i = 1; i < share.size(); ++i)
+        if (share[i - 1] < 0.5 && share[i] >= 0.5) {
+          const double f = (0.5 - share[i - 1]) / (share[i] - share[i - 1]);
+          return std::pow(2.0, std::log2(lens[i - 1]) + f * (std::log2(lens[i]) - std::log2(lens[i - 1])));
+        }
+      return 0.0;
+    };
+    const double by_flops = crossing(flop_share), by_time = crossing(time_share);
+    r.figures["width_" + std::to_string(d) + "_crossover"] = {{"by_flops", by_flops}, {"by_time", by_time}};
+    std::string header;
+    for (int T : lens) header += fmt::format(" {:>6}", T);
+    r.lines.push_back(fmt::format("width {:>3}, n = {}", d, header));
+    r.lines.push_back(
+        fmt::format("  attention's share of the FLOPs, counted   {}   passes half at n = {:.0f} ({:.1f} d)", flops_row,
+                    by_flops, by_flops / d));
+    r.lines.push_back(
+        fmt::format("  of the time, this machine's               {}   passes half at n = {:.0f} ({:.1f} d)", time_row,
+                    by_time, by_time / d));
+    // The count: the n^2 term (4 n^2 d) against the linear ones (24 n d^2) passes at n = 6 d, 4-8 d with the layer
+    // norms, the embedding and the head; the time passes too, and sooner (attention's softmax and small per-head
+    // products do fewer FLOPs a second than the large projections), but not before a quarter of that length.
+    holds = holds && by_flops > 4 * d && by_flops < 8 * d && by_time > by_flops / 4 && by_time <= by_flops;
+  }
+  r.lines.push_back(
+      "one layer's forward pass, batch 1, no mask, FFN 4x (4 heads at width 64, 8 at 512); attention's share: its "
+      "scores, softmax and weighted sum (the projections and the FFN are the rest); times: the fastest of the runs in "
+      "200 ms, this machine's");
+  r.lines.push_back(
+      "per layer the projections and the FFN do 24 n d^2 FLOPs, attention's core 4 n^2 d: it passes them at n = 6 d");
+  r.holds = holds;
+  return r;
+}
+
 }  // namespace
 
 void add_attention_labs(std::vector<Lab>& labs) {
+  labs.push_back(make_lab("attention-share", attention_share));
   labs.push_back(make_lab("attention-by-hand", chapter_example, Question{grade_by_hand}));
   labs.push_back(seeded(make_lab("no-position", no_position), {3}));
   labs.push_back(make_lab("quadratic-cost", quadratic_cost, Question{grade_growth}));

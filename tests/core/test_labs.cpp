@@ -16,6 +16,27 @@ TEST_CASE("lab quadratic-cost holds", "[labs]") {
   INFO(r.figures.dump());
   CHECK(r.holds);
 }
+// Its time shares are this machine's: the test checks the counted crossovers, and that the verdict follows its rule.
+TEST_CASE("timed lab attention-share: attention's FLOPs pass the linear parts' at n = 6 d", "[labs]") {
+  const auto r = labs::find_lab("attention-share").run();
+  INFO(r.figures.dump());
+  bool timed = true;
+  for (int d : {64, 512}) {
+    const auto& at = r.figures["width_" + std::to_string(d) + "_crossover"];
+    const double by_flops = at["by_flops"], by_time = at["by_time"];
+    CHECK(by_flops > 5.5 * d);
+    CHECK(by_flops < 6.5 * d);
+    timed = timed && by_time > by_flops / 4 && by_time <= by_flops;
+    const auto& rows = r.figures["width_" + std::to_string(d)];
+    REQUIRE(rows.size() == 7);
+    // Doubling n: attention's FLOPs grow x4, the layer's rest x2.
+    const double a0 = rows[3]["attention_mflop"], a1 = rows[4]["attention_mflop"];
+    const double rest0 = rows[3]["layer_mflop"].get<double>() - a0, rest1 = rows[4]["layer_mflop"].get<double>() - a1;
+    CHECK(a1 / a0 == Approx(4).epsilon(0.01));
+    CHECK(rest1 / rest0 == Approx(2).epsilon(0.02));
+  }
+  CHECK(r.holds == timed);
+}
 #endif  // SEQGRAD_FAST
 TEST_CASE("lab sqrt-dk holds", "[labs]") { CHECK(labs::find_lab("sqrt-dk").run().holds); }
 TEST_CASE("lab pe-shift holds", "[labs]") { CHECK(labs::find_lab("pe-shift").run().holds); }
@@ -28,6 +49,11 @@ TEST_CASE("trained lab qk-asymmetry holds", "[labs][training]") {
 // Labs that train several models for thousands of steps: seconds here, minutes under ASan (make test-asan skips
 // "trained lab").
 TEST_CASE("trained lab gates holds", "[labs][training]") { CHECK(labs::find_lab("gates").run().holds); }
+TEST_CASE("trained lab gru-gradient holds", "[labs][training]") {
+  const auto r = labs::find_lab("gru-gradient").run();
+  INFO(r.figures.dump());
+  CHECK(r.holds);
+}
 TEST_CASE("trained lab multi-head holds", "[labs][training]") { CHECK(labs::find_lab("multi-head").run().holds); }
 TEST_CASE("trained lab ffn holds", "[labs][training]") { CHECK(labs::find_lab("ffn").run().holds); }
 TEST_CASE("trained lab length-generalisation holds", "[labs][training]") {

@@ -14,7 +14,8 @@
 //
 // Times change from run to run, so a number followed by a unit of time
 // ("12.4 s", "3.1 ms/step", "88 steps/s", "95.1 GFLOP/s", "time x102.9",
-// "took x1.02") is compared as '#', with the spaces that pad it to a column. A
+// "took x1.02") is compared as '#', with the spaces that pad it to a column, and
+// so is every number of a line that says its figures are "this machine's". A
 // lab whose output has times (its verdict may compare them) is run up to three
 // times; if its verdict line still differs (the times of a busy machine turned
 // it, or made it inconclusive, with the line that says why) and nothing else
@@ -90,7 +91,12 @@ std::string run(const std::string& binary, const std::string& command, const std
   return out;
 }
 
+std::string mask_numbers(const std::string& s);
+
 std::string mask_times(const std::string& s) {
+  // A line of figures that are this machine's times in another form (a share of the time) says so: every number
+  // in it is compared as '#'.
+  if (s.find("this machine's") != std::string::npos && s.find('\n') == std::string::npos) return mask_numbers(s);
   static const std::regex unit(R"( *\d+(\.\d+)?( ?)(GFLOP/s|ms/step|steps/s|ms|s)\b)");
   static const std::regex ratio(R"((time|took|,) x\d+(\.\d+)?)");
   return std::regex_replace(std::regex_replace(s, unit, " #$2$3"), ratio, "$1 x#");
