@@ -49,7 +49,7 @@ std::string names_of(bool (*has)(const Lab&)) {
 LabResult Lab::run(const Trial& t) const {
   if (!t.seeds.empty() && seeds.empty())
     throw std::invalid_argument("the lab " + name +
-                                " draws nothing at random (its figures are the same on every run); --seed and "
+                                " draws nothing at random (a seed would change none of its figures); --seed and "
                                 "--seeds are for " +
                                 names_of([](const Lab& l) { return !l.seeds.empty(); }));
   if (over_seeds && t.seeds.size() == 1)
