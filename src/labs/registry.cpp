@@ -137,7 +137,7 @@ const std::vector<Lab>& all_labs() {
                                    {"sequential-time", 13},
                                    {"clipping", 2},
                                    {"gates", 49},
-                                   {"gru-gradient", 20},
+                                   {"gru-gradient", 4},
                                    {"attention-by-hand", 0.1},
                                    {"context-vector", 0.0},
                                    {"attention-learned", 0.8},
