@@ -270,10 +270,7 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
     if (steps->count() > 0) trial.steps = a->steps;
     if (seeds->count() > 0) {
       trial.seeds = parse_seed_range(a->seeds);
-      // Refused before the first run: a lab that cannot take a seed, or these steps, says so at once.
-      if (l.seeds.empty() || (trial.steps && (l.steps == 0 || *trial.steps < 1 || *trial.steps > 1'000'000)) ||
-          (l.over_seeds && trial.seeds.size() == 1))
-        l.run(trial);
+      l.check(trial);  // refused before the first run, not after some seeds
       // A claim over seeds is judged once on them all; any other on each seed alone.
       if (!l.over_seeds) return run_on_seeds(l, trial.seeds, trial.steps, a->json, lang);
     }
@@ -306,9 +303,7 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
                                   {"claim", r.claim},
                                   {"figures", r.figures},
                                   {"holds", r.holds},
-                                  {"verdict", r.holds          ? "holds"
-                                              : r.inconclusive ? "inconclusive"
-                                                               : "does not hold"}};
+                                  {"verdict", verdict_word(labs::verdict_of(r))}};
       if (!written.empty()) j["pictures"] = written;
       if (grade) j["answer"] = {{"given", given}, {"right", grade->right}, {"message", grade->message}};
       std::cout << j.dump(2) << "\n";
@@ -327,10 +322,7 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
         fmt::print("{}\n\n", text::trf("lab.frame.trial", lang, changed, trial_text(l.seeds, l.steps, lang)));
       if (lang != Lang::en) fmt::print("  {}\n", text::tr("lab.frame.figures_in_english", lang));
       for (const auto& line : r.lines) fmt::print("  {}\n", line);
-      fmt::print("\n{}\n", text::tr(r.holds          ? "lab.frame.holds"
-                                    : r.inconclusive ? "lab.frame.inconclusive"
-                                                     : "lab.frame.fails",
-                                    lang));
+      fmt::print("\n{}\n", text::tr(verdict_id(labs::verdict_of(r)), lang));
       if (a->vectors.empty())
         fmt::print("{}\n", text::trf("lab.frame.try", lang, text::tr("lab." + l.name + ".try", lang)));
       for (const std::string& path : written)

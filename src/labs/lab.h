@@ -72,6 +72,8 @@ struct Lab {
   // lab cannot take: a seed for a lab that draws nothing at random, one seed for a lab whose claim compares seeds,
   // steps for one that does not train.
   LabResult run(const Trial& trial = {}) const;
+  // The refusals of run, without running: throws std::invalid_argument for a trial the lab cannot take.
+  void check(const Trial& trial) const;
 };
 
 // A lab's verdict, and the verdict over the runs of one lab on several seeds:

@@ -46,7 +46,7 @@ std::string names_of(bool (*has)(const Lab&)) {
 
 }  // namespace
 
-LabResult Lab::run(const Trial& t) const {
+void Lab::check(const Trial& t) const {
   if (!t.seeds.empty() && seeds.empty())
     throw std::invalid_argument("the lab " + name +
                                 " draws nothing at random (a seed would change none of its figures); --seed and "
@@ -61,6 +61,10 @@ LabResult Lab::run(const Trial& t) const {
                                 names_of([](const Lab& l) { return l.steps > 0; }));
   if (t.steps && (*t.steps < 1 || *t.steps > 1'000'000))
     throw std::invalid_argument("--steps " + std::to_string(*t.steps) + " is out of range: give 1 to 1000000");
+}
+
+LabResult Lab::run(const Trial& t) const {
+  check(t);
   struct Scope {
     Scope(const Lab* lab, const Trial& t) {
       running = lab;
