@@ -3,8 +3,13 @@
 // and what the n x n scores cost.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <set>
+#include <string_view>
 
 #include "autograd/backend.h"
 #include "autograd/ops.h"
@@ -87,17 +92,94 @@ LabResult chapter_example() {
   return r;
 }
 
-// Self-check 2 by hand: the weights (with the chapter's 1/sqrt(d) or without)
-// or the scores before the softmax, one number per vector, to two decimals.
-Grade grade_by_hand(const std::string& answer, const LabResult& r, text::Lang lang) {
+// Self-check 2 asks two things: the scores (or the weights), and whose components a's new vector holds most. An
+// answer gives the numbers, one per vector, then, if it answers the second half too, the names of those vectors:
+// "0.41,0.38,0.20 a,b", "1 0.9 0; a and b", "1,0.9,0 a와 b".
+struct ByHand {
+  std::vector<double> numbers;
+  std::set<int> named;  // 0 for a, 1 for b, 2 for c
+};
+constexpr std::array<std::string_view, 4> kJoints{"와", "과", "랑", "하고"};
+ByHand split_by_hand(const std::string& answer) {
   const std::string format(text::tr("lab.attention-by-hand.format", text::Lang::en));
-  const std::vector<double> given = parse_answer_numbers(answer, format);
+  std::string rest;  // the answer with the Korean "and"s as spaces
+  for (std::size_t i = 0; i < answer.size();) {
+    const std::string_view at = std::string_view(answer).substr(i);
+    const auto joint =
+        std::find_if(kJoints.begin(), kJoints.end(), [&](std::string_view j) { return at.starts_with(j); });
+    rest += joint == kJoints.end() ? answer[i] : ' ';
+    i += joint == kJoints.end() ? 1 : joint->size();
+  }
+  ByHand out;
+  std::string numbers, token;
+  auto take = [&] {
+    std::string low;
+    for (char ch : token) low += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (low.size() == 1 && low[0] >= 'a' && low[0] <= 'c')
+      out.named.insert(low[0] - 'a');
+    else if (low != "and" && low != "&" && low != "+" && !low.empty())
+      numbers += token + " ";
+    token.clear();
+  };
+  for (char ch : rest) {
+    if (ch == ',' || ch == ';' || ch == ' ' || ch == '\t')
+      take();
+    else
+      token += ch;
+  }
+  take();
+  if (numbers.empty() && !out.named.empty())
+    throw std::invalid_argument("the answer names vectors but gives no numbers; write " + format);
+  out.numbers = parse_answer_numbers(numbers, format);
+  if (out.numbers.size() != 3)
+    throw std::invalid_argument(fmt::format("the answer has {} numbers; write {}", out.numbers.size(), format));
+  return out;
+}
+
+// "a and b", "a와 b": the names of a set of the chapter's vectors.
+std::string names_text(const std::set<int>& named, text::Lang lang) {
+  std::string out;
+  std::size_t i = 0;
+  for (int j : named) {
+    if (i > 0) out += i + 1 == named.size() ? (lang == text::Lang::ko ? "와 " : " and ") : ", ";
+    out += static_cast<char>('a' + j);
+    ++i;
+  }
+  return out;
+}
+
+// The second half, against the figures: a's new vector holds mostly the vectors with more than an even share of the
+// weight (the chapter's a and b).
+Grade grade_mixing(const std::set<int>& named, const LabResult& r, text::Lang lang) {
+  const auto w = r.figures["weights"].get<std::vector<double>>();
+  std::set<int> most;
+  for (std::size_t j = 0; j < w.size(); ++j)
+    if (w[j] > 1.0 / static_cast<double>(w.size())) most.insert(static_cast<int>(j));
+  const std::string m = fmt::format("({:.2f})", fmt::join(r.figures["new_vector"].get<std::vector<double>>(), ", "));
+  const std::string share = fmt::format("1/{}", w.size());
+  if (named.empty())
+    return {true, text::trf("lab.attention-by-hand.mix_missing", lang, m, names_text(most, lang), share)};
+  if (named == most) return {true, text::trf("lab.attention-by-hand.mix_right", lang, names_text(most, lang), share)};
+  return {false, text::trf("lab.attention-by-hand.mix_wrong", lang, m, names_text(most, lang), share)};
+}
+
+Grade grade_numbers(const std::vector<double>& given, const LabResult& r, text::Lang lang);
+
+// Self-check 2 by hand: the weights (with the chapter's 1/sqrt(d) or without)
+// or the scores before the softmax, one number per vector, to two decimals;
+// then whose components a's new vector holds most.
+Grade grade_by_hand(const std::string& answer, const LabResult& r, text::Lang lang) {
+  const ByHand given = split_by_hand(answer);
+  const Grade numbers = grade_numbers(given.numbers, r, lang), mixing = grade_mixing(given.named, r, lang);
+  const bool ends = numbers.message.ends_with('.');
+  return {numbers.right && mixing.right, numbers.message + (ends ? " " : ". ") + mixing.message};
+}
+
+Grade grade_numbers(const std::vector<double>& given, const LabResult& r, text::Lang lang) {
   auto list = [](const nlohmann::ordered_json& v) {
     return fmt::format("{:.3f}", fmt::join(v.get<std::vector<double>>(), ", "));
   };
   const auto &s = r.figures["scores"], &w = r.figures["weights"], &wu = r.figures["weights_unscaled"];
-  if (given.size() != s.size())
-    throw std::invalid_argument(fmt::format("the answer has {} numbers; write {}", given.size(), format));
   // Two decimals, as by hand: within 0.011 of each figure.
   auto matches = [&](const nlohmann::ordered_json& v) {
     for (std::size_t i = 0; i < given.size(); ++i)
@@ -127,11 +209,16 @@ Grade grade_by_hand(const std::string& answer, const LabResult& r, text::Lang la
 }
 
 // Self-check 4: how many times the work for ten times the tokens.
-Grade grade_growth(const std::string& answer, const LabResult& r, text::Lang lang) {
+double growth_answer(const std::string& answer) {
   const std::string format(text::tr("lab.quadratic-cost.format", text::Lang::en));
   const std::vector<double> given = parse_answer_numbers(answer, format);
   if (given.size() != 1)
     throw std::invalid_argument(fmt::format("the answer has {} numbers; write {}", given.size(), format));
+  return given[0];
+}
+
+Grade grade_growth(const std::string& answer, const LabResult& r, text::Lang lang) {
+  const std::vector<double> given{growth_answer(answer)};
   const double attention = r.figures["attention_flops_ratio"], rnn = r.figures["rnn_flops_ratio"];
   const auto x0 = fmt::format("{:.0f}", given[0]), xa = fmt::format("{:.1f}", attention),
              xr = fmt::format("{:.1f}", rnn);
@@ -282,25 +369,32 @@ LabResult no_position() {
 }
 
 // Runs `work` once to warm up (its buffers allocated, its pages touched), then
-// again and again for 200 ms and at least three times: its counted matrix FLOPs
-// per run, and the fastest run's milliseconds (on a shared machine the fastest
-// is the one least disturbed: a mean would carry every pause of the other
+// in rounds of k runs, k doubled until a round lasts 2 ms (a browser's clock
+// ticks in 0.1 ms, longer than a small product takes), rounds again and again
+// for 200 ms and at least three times: its counted matrix FLOPs per run, and
+// the fastest round's milliseconds per run (on a shared machine the fastest is
+// the one least disturbed: a mean would carry every pause of the other
 // processes).
 template <class Work>
 std::pair<double, double> fastest_run(Work work) {
+  using Clock = std::chrono::steady_clock;
+  const auto round = [&](int k) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < k; ++i) work();
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
   work();
+  int k = 1;
+  while (round(k) < 2 && k < (1 << 16)) k *= 2;
   const std::uint64_t before = ag::matmul_flops();
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   double fastest = 1e300;
-  int reps = 0;
+  long runs = 0;
   do {
-    const auto t0 = std::chrono::steady_clock::now();
-    work();
-    fastest =
-        std::min(fastest, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    ++reps;
-  } while (reps < 3 || std::chrono::steady_clock::now() - start < std::chrono::milliseconds(200));
-  return {static_cast<double>(ag::matmul_flops() - before) / reps, fastest};
+    fastest = std::min(fastest, round(k) / k);
+    runs += k;
+  } while (runs < 3L * k || Clock::now() - start < std::chrono::milliseconds(200));
+  return {static_cast<double>(ag::matmul_flops() - before) / static_cast<double>(runs), fastest};
 }
 
 // Attention's score matrix at n and 10 n tokens against the RNN's steps: counted
@@ -438,9 +532,11 @@ LabResult attention_share() {
 
 void add_attention_labs(std::vector<Lab>& labs) {
   labs.push_back(make_lab("attention-share", attention_share));
-  labs.push_back(make_lab("attention-by-hand", chapter_example, Question{grade_by_hand}));
+  labs.push_back(make_lab("attention-by-hand", chapter_example,
+                          Question{grade_by_hand, [](const std::string& a) { split_by_hand(a); }}));
   labs.push_back(seeded(make_lab("no-position", no_position), {3}));
-  labs.push_back(make_lab("quadratic-cost", quadratic_cost, Question{grade_growth}));
+  labs.push_back(make_lab("quadratic-cost", quadratic_cost,
+                          Question{grade_growth, [](const std::string& a) { growth_answer(a); }}));
   labs.push_back(seeded(drawing(make_lab("sqrt-dk", sqrt_dk)), {17}));
 }
 

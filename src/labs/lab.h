@@ -43,6 +43,8 @@ struct Question {
   // Throws std::invalid_argument (one line) for an answer not in the lab's
   // format; the message of the grade is in `lang`.
   std::function<Grade(const std::string& answer, const LabResult& result, text::Lang lang)> grade;
+  // Throws std::invalid_argument (one line) for an answer not in the lab's format, before any figure is computed.
+  std::function<void(const std::string& answer)> check;
 };
 
 // How a student tries to break a verdict: the lab's experiment on other seeds

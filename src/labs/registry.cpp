@@ -159,7 +159,8 @@ const std::vector<Lab>& all_labs() {
                                    {"ffn", 20},
                                    {"path-length", 0.1},
                                    {"rope", 0.0},
-                                   {"length-generalisation", 17}};
+                                   {"length-generalisation", 17},
+                                   {"rope-window", 10}};
     auto rank = [&](const Lab& lab) {
       return std::find_if(order.begin(), order.end(), [&](const Place& p) { return p.name == lab.name; }) -
              order.begin();

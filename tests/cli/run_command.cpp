@@ -20,12 +20,16 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 CommandResult run_seqgrad(const std::string& args, const std::string& input) {
+  return run_shell(std::string("'") + SEQGRAD_BINARY + "' " + args, input);
+}
+
+CommandResult run_shell(const std::string& command, const std::string& input) {
   char dir_template[] = "/tmp/seqgrad-cli-XXXXXX";
   const char* dir = mkdtemp(dir_template);
   if (!dir) return {};
   const std::string out = std::string(dir) + "/out", err = std::string(dir) + "/err", in = std::string(dir) + "/in";
   std::ofstream(in, std::ios::binary) << input;
-  const std::string cmd = std::string("'") + SEQGRAD_BINARY + "' " + args + " >" + out + " 2>" + err + " <" + in;
+  const std::string cmd = "{ " + command + "; } >" + out + " 2>" + err + " <" + in;
   const int status = std::system(cmd.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

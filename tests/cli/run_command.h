@@ -14,5 +14,7 @@ struct CommandResult {
 // args are passed to the shell after the binary's path: quote them as for sh.
 // Standard input is `input` (empty by default), never the terminal.
 CommandResult run_seqgrad(const std::string& args, const std::string& input = "");
+// A whole sh command line (which names the binary itself), run the same way.
+CommandResult run_shell(const std::string& command, const std::string& input = "");
 
 }  // namespace test

@@ -53,7 +53,7 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 139 invocations in its table",
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 140 invocations in its table",
           "[cli][errors]") {
   prepare();
   const std::string d = kDir;
@@ -83,7 +83,8 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 13
        "the lab rope asks no question; --answer and --predict are for attention-by-hand, "
        "quadratic-cost"},
       {"lab attention-by-hand --answer 0.4,0.4", 2, "the answer has 2 numbers; write one number per vector"},
-      {"lab attention-by-hand --answer a,b,c", 2, "'a' is not a number; write one number per vector"},
+      {"lab attention-by-hand --answer a,b,c", 2, "the answer names vectors but gives no numbers; write one number"},
+      {"lab attention-by-hand --answer \"0.4,0.4,0.2 d\"", 2, "'d' is not a number; write one number per vector"},
       {"lab attention-by-hand --answer \" \"", 2, "--answer is empty"},
       {"lab quadratic-cost --answer 100 --reveal", 2, "--answer excludes --reveal"},
       {"lab attention-by-hand --answer 1,1,1 --vectors \"1,0 0,1\"", 2, "--vectors excludes --answer"},
@@ -229,5 +230,5 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 13
     crashes += r.exit_code > 2;
   }
   CHECK(crashes == 0);
-  CHECK(cases.size() == 139);  // the count in this test's name
+  CHECK(cases.size() == 140);  // the count in this test's name
 }

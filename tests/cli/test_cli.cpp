@@ -478,7 +478,7 @@ TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
   const auto list = run_seqgrad("lab --list --json");
   REQUIRE(list.exit_code == 0);
   const auto names = nlohmann::json::parse(list.out);
-  REQUIRE(names.size() == 24);
+  REQUIRE(names.size() == 25);
   CHECK(names[0]["name"] == "shared-weights");
   CHECK(names[1]["name"] == "two-walls");
   CHECK(names[2]["name"] == "sequential-time");
@@ -489,6 +489,7 @@ TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
   CHECK(names[14]["name"] == "value-proj");
   CHECK(names[18]["name"] == "agreement");
   CHECK(names[23]["name"] == "length-generalisation");
+  CHECK(names[24]["name"] == "rope-window");
   const auto r = run_seqgrad("lab rope --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -589,6 +590,20 @@ TEST_CASE("seqgrad lab --answer and --predict grade a self-check against the lab
         std::string::npos);
   CHECK(run_seqgrad("lab attention-by-hand --answer 0.9,0.1,0").out.find("not right: the scores are") !=
         std::string::npos);
+  // The question's second half, whose components a's new vector holds most: graded when named, told when not.
+  const auto both = run_seqgrad("lab attention-by-hand --answer \"1, 0.9, 0; a and b\"");
+  CHECK(both.exit_code == 0);
+  CHECK(both.out.find("And right: a's new vector holds mostly a and b") != std::string::npos);
+  const auto half = run_seqgrad("lab attention-by-hand --answer \"0.41,0.38,0.20 b\"");
+  CHECK(half.exit_code == 1);
+  CHECK(half.out.find("right: the weights of the chapter's formula") != std::string::npos);
+  CHECK(half.out.find("Whose components, not right: a's new vector (0.76, 0.24) holds mostly a and b") !=
+        std::string::npos);
+  CHECK(run_seqgrad("lab attention-by-hand --answer \"0.41,0.38,0.20 a,b,c\"").exit_code == 1);
+  CHECK(right.out.find("The question's second half: a's new vector (0.76, 0.24) holds mostly a and b") !=
+        std::string::npos);
+  const auto ko = run_seqgrad("lab attention-by-hand --lang ko --answer \"0.41,0.38,0.20 a\xEC\x99\x80 b\"");
+  CHECK(ko.exit_code == 0);
 }
 #endif  // SEQGRAD_FAST
 

@@ -61,6 +61,16 @@ TEST_CASE("trained lab length-generalisation holds", "[labs][training]") {
   INFO(r.figures.dump());
   CHECK(r.holds);
 }
+TEST_CASE("trained lab rope-window holds", "[labs][training]") {
+  const auto r = labs::find_lab("rope-window").run();
+  INFO(r.figures.dump());
+  CHECK(r.holds);
+  for (const auto& [seed, at] : r.figures.items()) {
+    CHECK(at["acc_whole_past"].get<double>() < 0.9);
+    CHECK(at["acc_last_16"].get<double>() >= 0.95);
+    CHECK(at["far_weight_new_positions"].get<double>() > 0.2);
+  }
+}
 
 // Its verdict compares times too, which are this machine's: the test checks the counted figures exactly, and the
 // rule the verdict follows on times of its own, never the machine's times (make test-asan skips "timed lab": its
@@ -256,7 +266,19 @@ TEST_CASE("a self-check answer is graded against the lab's own figures", "[labs]
   CHECK_FALSE(grade(hand, r, "0.33,0.33,0.33").right);
   CHECK_FALSE(grade(hand, r, "0.43,0.38,0.20").right);  // 0.02 off on one weight: not two decimals of either
   CHECK_THROWS_WITH(grade(hand, r, "0.4,0.4"), Catch::Contains("has 2 numbers"));
-  CHECK_THROWS_WITH(grade(hand, r, "a,b,c"), Catch::Contains("'a' is not a number"));
+  CHECK_THROWS_WITH(grade(hand, r, "a,b,c"), Catch::Contains("names vectors but gives no numbers"));
+  CHECK_THROWS_WITH(grade(hand, r, "0.4,0.4,0.2 d"), Catch::Contains("'d' is not a number"));
+  CHECK_THROWS_WITH(hand.question->check("0.4,0.4 a"), Catch::Contains("has 2 numbers"));
+  CHECK_NOTHROW(hand.question->check("1 0.9 0; a and b"));
+  // The second half: the vectors with more than an even share of the weight, a and b here.
+  CHECK(grade(hand, r, "0.41,0.38,0.20 a,b").right);
+  CHECK(grade(hand, r, "1, 0.9, 0; A and B").right);
+  CHECK(grade(hand, r, "0.41,0.38,0.20 a\xEC\x99\x80 b").right);  // a와 b
+  CHECK_FALSE(grade(hand, r, "0.41,0.38,0.20 a").right);
+  CHECK_FALSE(grade(hand, r, "0.41,0.38,0.20 a,b,c").right);
+  CHECK_FALSE(grade(hand, r, "0.5,0.3,0.2 a,b").right);  // the first half wrong, the second right: not right
+  CHECK(grade(hand, r, "0.41,0.38,0.20").message.find("The question's second half: a's new vector (0.76, 0.24)") !=
+        std::string::npos);
   CHECK_THROWS_WITH(grade(hand, r, "  "), Catch::Contains("the answer is empty"));
   // The answer is graded against the figures it is given, not a typed-in key.
   labs::LabResult other = r;
@@ -264,6 +286,8 @@ TEST_CASE("a self-check answer is graded against the lab's own figures", "[labs]
   other.figures["weights_unscaled"] = {0.6, 0.3, 0.1};
   CHECK(grade(hand, other, "0.5,0.3,0.2").right);
   CHECK_FALSE(grade(hand, other, "0.41, 0.38, 0.20").right);
+  CHECK(grade(hand, other, "0.5,0.3,0.2 a").right);  // only a has more than a third of these weights
+  CHECK_FALSE(grade(hand, other, "0.5,0.3,0.2 a,b").right);
 
 #ifdef SEQGRAD_FAST  // quadratic-cost counts the products' FLOPs: the fast backend does
   const labs::Lab& cost = labs::find_lab("quadratic-cost");
