@@ -41,6 +41,11 @@ Tensor rnn_forward(const Tensor& x, const Tensor& h0, const Tensor& W_x, const T
 std::vector<Scalar> bptt(const std::vector<Scalar>& hs, const std::vector<Scalar>& direct,
                          const std::vector<Scalar>& W_h, int B, int T, int H);
 
+// clip-grad: the gradients of every parameter, one vector each. When their
+// global L2 norm, over all of them together, is above max_norm, every one is
+// scaled by max_norm / norm, in place. Returns the norm before clipping.
+double clip_grad_norm(std::vector<std::vector<Scalar>>& grads, double max_norm);
+
 // lstm-step: x_t (B, I), h and c (B, H), W_x (I, 4H), W_h (H, 4H), b (4H),
 // the gates side by side as [i | f | g | o].
 struct LstmState {

@@ -36,6 +36,12 @@ Tensor rnn_forward(const Tensor& x, const Tensor& h0, const Tensor& W_x, const T
   throw NotImplemented();
 }
 )"},
+    {"clip-grad", 2, "clip_grad_norm", "norm over-limit under-limit zero other-limits",
+     R"(double clip_grad_norm(std::vector<std::vector<Scalar>>& grads, double max_norm) {
+  // your code here
+  throw NotImplemented();
+}
+)"},
     {"lstm-step", 2, "lstm_step", "shapes cell-state hidden-state two-steps gradients",
      R"(LstmState lstm_step(const Tensor& x_t, const LstmState& prev, const Tensor& W_x, const Tensor& W_h, const Tensor& b) {
   // your code here

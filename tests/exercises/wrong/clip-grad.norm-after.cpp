@@ -1,0 +1,23 @@
+// A wrong solution of `clip-grad`: the norm returned after clipping
+// expect: norm clip-grad.hint.returned_after
+#include <algorithm>
+#include <cmath>
+
+#include "src/exercises/exercise.h"
+
+namespace exercise {
+
+double clip_grad_norm(std::vector<std::vector<Scalar>>& grads, double max_norm) {
+  double total = 0;
+  for (const auto& g : grads)
+    for (Scalar x : g) total += x * x;
+  double norm = std::sqrt(total);
+  if (norm > max_norm) {
+    for (auto& g : grads)
+      for (Scalar& x : g) x *= max_norm / norm;
+    norm = max_norm;
+  }
+  return norm;
+}
+
+}  // namespace exercise
