@@ -53,6 +53,12 @@ struct LstmState {
 };
 LstmState lstm_step(const Tensor& x_t, const LstmState& prev, const Tensor& W_x, const Tensor& W_h, const Tensor& b);
 
+// gru-step: x_t (B, I), h_prev (B, H), W_x (I, 3H), W_h (H, 3H), b_x and b_h
+// (3H), the gates side by side as [r | z | n], PyTorch's convention (the reset
+// gate multiplies h's product, its bias included, inside n) -> h_t (B, H).
+Tensor gru_step(const Tensor& x_t, const Tensor& h_prev, const Tensor& W_x, const Tensor& W_h, const Tensor& b_x,
+                const Tensor& b_h);
+
 // attention: q, k, v (B, T, D) -> (B, T, D), one head, from engine ops.
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal);
 

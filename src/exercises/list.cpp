@@ -48,6 +48,13 @@ Tensor rnn_forward(const Tensor& x, const Tensor& h0, const Tensor& W_x, const T
   throw NotImplemented();
 }
 )"},
+    {"gru-step", 2, "gru_step", "shape hidden-state update-gate two-steps gradients",
+     R"(Tensor gru_step(const Tensor& x_t, const Tensor& h_prev, const Tensor& W_x, const Tensor& W_h, const Tensor& b_x,
+                const Tensor& b_h) {
+  // your code here
+  throw NotImplemented();
+}
+)"},
     {"softmax-backward", 3, "softmax_row, softmax_row_backward", "forward large-logits backward finite-differences",
      R"(std::vector<Scalar> softmax_row(const std::vector<Scalar>& x) {
   // your code here

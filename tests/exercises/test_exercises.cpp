@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 const std::string kDir = std::string(SEQGRAD_SOURCE_DIR) + "/tests/exercises";
 
 std::vector<std::string> exercise_names() {
-  return {"tanh-backward", "rnn-step",   "bptt-by-hand", "clip-grad", "lstm-step",  "softmax-backward",
+  return {"tanh-backward", "rnn-step",   "bptt-by-hand", "clip-grad", "lstm-step",  "gru-step", "softmax-backward",
           "attention",     "multi-head", "sinusoidal",   "rope",      "layer-norm", "adam"};
 }
 
