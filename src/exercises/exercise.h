@@ -72,6 +72,11 @@ Tensor sinusoidal(int T, int C);
 // layer-norm: x (..., C), gamma and beta (C) -> (..., C), as a new op with its own backward.
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scalar eps);
 
+// ffn: the position-wise feed-forward network, x (..., C), W1 (C, F), b1 (F),
+// W2 (F, C), b2 (C) -> act(x W1 + b1) W2 + b2, (..., C), act ReLU or (gelu)
+// the exact GELU v Phi(v); a new op with its own backward.
+Tensor ffn(const Tensor& x, const Tensor& W1, const Tensor& b1, const Tensor& W2, const Tensor& b2, bool gelu);
+
 // adam: one update of the weights w in place, from their gradient, with the
 // moments m and v (kept between calls) and the step number t (1, 2, ...).
 struct AdamSettings {

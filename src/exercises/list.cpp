@@ -101,6 +101,12 @@ Tensor merge_heads(const Tensor& x) {
   throw NotImplemented();
 }
 )"},
+    {"ffn", 5, "ffn", "forward one-op backward gelu finite-differences positions",
+     R"(Tensor ffn(const Tensor& x, const Tensor& W1, const Tensor& b1, const Tensor& W2, const Tensor& b2, bool gelu) {
+  // your code here
+  throw NotImplemented();
+}
+)"},
     {"adam", 6, "adam_step", "first-step moments several-steps other-settings",
      R"(void adam_step(std::vector<Scalar>& w, const std::vector<Scalar>& grad, std::vector<double>& m,
                std::vector<double>& v, long t, const AdamSettings& settings) {

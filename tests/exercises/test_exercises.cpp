@@ -20,7 +20,7 @@ const std::string kDir = std::string(SEQGRAD_SOURCE_DIR) + "/tests/exercises";
 
 std::vector<std::string> exercise_names() {
   return {"tanh-backward", "rnn-step",   "bptt-by-hand", "clip-grad", "lstm-step",  "gru-step", "softmax-backward",
-          "attention",     "multi-head", "sinusoidal",   "rope",      "layer-norm", "adam"};
+          "attention",     "multi-head", "sinusoidal",   "rope",      "layer-norm", "ffn",      "adam"};
 }
 
 nlohmann::json check_json(const std::string& name, const std::string& file, const std::string& extra = "") {
