@@ -82,7 +82,7 @@ std::string read_answer(const labs::Lab& lab, Lang lang) {
     if (!::isatty(0)) fmt::print("{}\n", line);  // typed on a terminal, it is on the screen already
     if (line.find_first_not_of(" \t\r") == std::string::npos) return "";
     try {
-      lab.question->check(line);
+      if (lab.question->check) lab.question->check(line);
       return line;
     } catch (const std::invalid_argument& e) {
       fmt::print("{}\n", e.what());
@@ -283,7 +283,7 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
     }
     if (answer->count() > 0 && a->answer.find_first_not_of(" \t\r\n") == std::string::npos)
       throw std::invalid_argument("--answer is empty; give your answer, or --reveal to see the figures without one");
-    if (!a->answer.empty()) l.question->check(a->answer);  // its form, before the lab runs
+    if (!a->answer.empty() && l.question->check) l.question->check(a->answer);  // its form, before the lab runs
     // On a terminal, a lab that answers a self-check question asks for the student's answer first.
     const bool ask = a->predict || (l.question && a->answer.empty() && !a->reveal && !a->json && a->vectors.empty() &&
                                     ::isatty(0) && ::isatty(1));

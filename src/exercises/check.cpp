@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "autograd/ops.h"
@@ -48,6 +49,10 @@ Checker::Checker(int argc, char** argv, std::string exercise) : exercise_(std::m
   // ends here even if nothing is left to stop it.
   const rlimit cpu{60, 61};
   setrlimit(RLIMIT_CPU, &cpu);
+  // Every gradient buffer grad_into hands out unfilled is NaN, not the zeros a
+  // fresh process happens to give: a backward that adds (+=) into one it was
+  // to write (=) fails here, as it would in a longer run.
+  ag::poison_buffers(true);
 }
 
 std::string Checker::tr(std::string_view id) const {
@@ -120,8 +125,10 @@ void expect_close(const Checker& c, std::string_view what, const Shape& shape, c
         break;
       }
     double worst = 0;
-    for (std::size_t j = 0; j < expected.size(); ++j)
-      worst = std::max(worst, std::abs(static_cast<double>(got[j] - expected[j])));
+    for (std::size_t j = 0; j < expected.size(); ++j) {
+      const double d = std::abs(static_cast<double>(got[j] - expected[j]));
+      worst = std::isnan(d) || std::isnan(worst) ? std::numeric_limits<double>::quiet_NaN() : std::max(worst, d);
+    }
     throw CheckFailure{c.shared("check.value_detail", what, index_text(shape, i), number(expected[i]), number(got[i]),
                                 number(worst), tol),
                        why};

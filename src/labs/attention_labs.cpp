@@ -115,14 +115,18 @@ ByHand split_by_hand(const std::string& answer) {
   auto take = [&] {
     std::string low;
     for (char ch : token) low += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (low.size() == 1 && low[0] >= 'a' && low[0] <= 'c')
+    if (low.size() == 1 && low[0] >= 'a' && low[0] <= 'c') {
       out.named.insert(low[0] - 'a');
-    else if (low != "and" && low != "&" && low != "+" && !low.empty())
+    } else if (low != "and" && low != "&" && low != "+" && !low.empty()) {
+      // The names come after the numbers: "a 1, b 0.9, c 0" labels the numbers, it does not answer the second half.
+      if (!out.named.empty())
+        throw std::invalid_argument("the answer names vectors before its numbers; write " + format);
       numbers += token + " ";
+    }
     token.clear();
   };
   for (char ch : rest) {
-    if (ch == ',' || ch == ';' || ch == ' ' || ch == '\t')
+    if (std::string_view(",; \t\r\n").find(ch) != std::string_view::npos)
       take();
     else
       token += ch;

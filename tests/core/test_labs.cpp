@@ -273,6 +273,8 @@ TEST_CASE("a self-check answer is graded against the lab's own figures", "[labs]
   // The second half: the vectors with more than an even share of the weight, a and b here.
   CHECK(grade(hand, r, "0.41,0.38,0.20 a,b").right);
   CHECK(grade(hand, r, "1, 0.9, 0; A and B").right);
+  CHECK(grade(hand, r, "0.41 0.38 0.20 a,b\r").right);  // typed on Windows
+  CHECK_THROWS_WITH(grade(hand, r, "a 1, b 0.9, c 0"), Catch::Contains("names vectors before its numbers"));
   CHECK(grade(hand, r, "0.41,0.38,0.20 a\xEC\x99\x80 b").right);  // a와 b
   CHECK_FALSE(grade(hand, r, "0.41,0.38,0.20 a").right);
   CHECK_FALSE(grade(hand, r, "0.41,0.38,0.20 a,b,c").right);

@@ -2,6 +2,7 @@
 // fails with "not implemented yet", every wrong solution fails at the check
 // (and with the hint) its first line names, and files that do not compile,
 // do not link, crash or never end are reported as such by the real binary.
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -236,19 +237,24 @@ TEST_CASE("the catalogue has every message in both languages, with the same fiel
     CHECK(seqgrad::text::has(name + ".title"));
     CHECK(seqgrad::text::has(name + ".statement"));
     CHECK(seqgrad::text::has(name + ".engine"));
-    // Every source file the engine's line names is in the tree (an engine split left four of them pointing at
-    // files that had gone).
-    const std::string engine(seqgrad::text::tr(name + ".engine", seqgrad::text::Lang::en));
-    std::string word;
-    for (char ch : engine + " ") {
-      if (std::string_view(" :;(),").find(ch) == std::string_view::npos) {
-        word += ch;
-        continue;
+    // Every source file the engine's line names, in either language, is in the tree (an engine split left four of
+    // them pointing at files that had gone): each run of path characters that starts at autograd/ or src/.
+    for (const auto lang : {seqgrad::text::Lang::en, seqgrad::text::Lang::ko}) {
+      const std::string engine(seqgrad::text::tr(name + ".engine", lang));
+      for (std::size_t at = 0; at < engine.size(); ++at) {
+        if (!(engine.compare(at, 9, "autograd/") == 0 || engine.compare(at, 4, "src/") == 0) ||
+            (at > 0 && std::isalnum(static_cast<unsigned char>(engine[at - 1]))))
+          continue;
+        std::size_t end = at;
+        while (end < engine.size() && (std::isalnum(static_cast<unsigned char>(engine[end])) ||
+                                       std::string_view("_./").find(engine[end]) != std::string_view::npos))
+          ++end;
+        std::string path = engine.substr(at, end - at);
+        while (path.ends_with(".")) path.pop_back();
+        INFO(path);
+        CHECK(fs::exists(std::string(SEQGRAD_SOURCE_DIR) + "/" + path));
+        at = end;
       }
-      if ((word.starts_with("autograd/") || word.starts_with("src/")) &&
-          (word.ends_with(".cpp") || word.ends_with(".h")))
-        CHECK(fs::exists(std::string(SEQGRAD_SOURCE_DIR) + "/" + word));
-      word.clear();
     }
   }
 }

@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
                  {static_cast<Scalar>(returned)}, 1e-12, c.tr("hint.norm"),
                  {{{static_cast<Scalar>(1.0)}, c.tr("hint.returned_after")},
                   {{static_cast<Scalar>(total)}, c.tr("hint.no_sqrt")},
-                  {{static_cast<Scalar>(std::sqrt(sum_of_squares(g[2])))}, c.tr("hint.per_tensor")}});
+                  {{static_cast<Scalar>(std::sqrt(sum_of_squares(three[2])))}, c.tr("hint.per_tensor")}});
   });
   c.run("over-limit", [&] { expect_clipped(c, three, 1.0); });
   c.run("under-limit", [&] { expect_clipped(c, three, 10.0); });

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   c.run("forward", [&] { expect_forward(c, {5, C}, false, rng); });
   c.run("one-op", [&] {
     const std::vector<Tensor> in = random_inputs({3, C}, rng);
-    expect_one_op(c, student(false)(in), in, "ffn");
+    for (bool gelu : {false, true}) expect_one_op(c, student(gelu)(in), in, "feed_forward");
   });
   c.run("backward", [&] { expect_backward(c, {5, C}, false, rng); });
   c.run("gelu", [&] {
