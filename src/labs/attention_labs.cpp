@@ -167,18 +167,7 @@ Grade grade_mixing(const std::set<int>& named, const LabResult& r, text::Lang la
   return {false, text::trf("lab.attention-by-hand.mix_wrong", lang, m, names_text(most, lang), share)};
 }
 
-Grade grade_numbers(const std::vector<double>& given, const LabResult& r, text::Lang lang);
-
-// Self-check 2 by hand: the weights (with the chapter's 1/sqrt(d) or without)
-// or the scores before the softmax, one number per vector, to two decimals;
-// then whose components a's new vector holds most.
-Grade grade_by_hand(const std::string& answer, const LabResult& r, text::Lang lang) {
-  const ByHand given = split_by_hand(answer);
-  const Grade numbers = grade_numbers(given.numbers, r, lang), mixing = grade_mixing(given.named, r, lang);
-  const bool ends = numbers.message.ends_with('.');
-  return {numbers.right && mixing.right, numbers.message + (ends ? " " : ". ") + mixing.message};
-}
-
+// The first half: the numbers against the scores and both weights, a near miss said as such.
 Grade grade_numbers(const std::vector<double>& given, const LabResult& r, text::Lang lang) {
   auto list = [](const nlohmann::ordered_json& v) {
     return fmt::format("{:.3f}", fmt::join(v.get<std::vector<double>>(), ", "));
@@ -210,6 +199,16 @@ Grade grade_numbers(const std::vector<double>& given, const LabResult& r, text::
   if (std::abs(sum - 1) > 0.03 && std::all_of(given.begin(), given.end(), [](double x) { return x >= 0 && x <= 1; }))
     return {false, text::trf("lab.attention-by-hand.near_sum", lang, fmt::format("{:.2f}", sum), list(s), list(w))};
   return {false, text::trf("lab.attention-by-hand.wrong", lang, list(s), list(w), list(wu))};
+}
+
+// Self-check 2 by hand: the weights (with the chapter's 1/sqrt(d) or without)
+// or the scores before the softmax, one number per vector, to two decimals;
+// then whose components a's new vector holds most.
+Grade grade_by_hand(const std::string& answer, const LabResult& r, text::Lang lang) {
+  const ByHand given = split_by_hand(answer);
+  const Grade numbers = grade_numbers(given.numbers, r, lang), mixing = grade_mixing(given.named, r, lang);
+  const bool ends = numbers.message.ends_with('.');
+  return {numbers.right && mixing.right, numbers.message + (ends ? " " : ". ") + mixing.message};
 }
 
 // Self-check 4: how many times the work for ten times the tokens.

@@ -118,6 +118,13 @@ LabResult rope() {
   return r;
 }
 
+// The class a model predicts at row `row` of its logits (..., V): the argmax.
+int predicted(const ag::Tensor& logits, long row) {
+  const long V = logits.shape().back();
+  const auto at = logits.data().begin() + row * V;
+  return static_cast<int>(std::max_element(at, at + V) - at);
+}
+
 // Accuracy of `model` on held-out lookback sequences of length T, at the
 // positions before `seen` and at those from `seen` on.
 std::pair<double, double> lookback_accuracy(const nn::SequenceModel& model, int T, int seen, std::uint64_t seed) {
@@ -126,13 +133,10 @@ std::pair<double, double> lookback_accuracy(const nn::SequenceModel& model, int 
   ag::NoGrad no_grad;
   for (const tasks::Batch& b : task->eval_batches(128, 64, seed)) {
     const ag::Tensor logits = model.forward(train::to_input(b)).logits;
-    const int V = logits.shape().back();
     for (int i = 0; i < b.B * b.T; ++i) {
       if (b.targets[static_cast<std::size_t>(i)] == tasks::kIgnore) continue;
-      const auto row = logits.data().begin() + static_cast<long>(i) * V;
-      const int guess = static_cast<int>(std::max_element(row, row + V) - row);
       const std::size_t part = i % b.T >= seen ? 1 : 0;
-      right[part] += guess == b.targets[static_cast<std::size_t>(i)];
+      right[part] += predicted(logits, i) == b.targets[static_cast<std::size_t>(i)];
       ++scored[part];
     }
   }
@@ -209,7 +213,7 @@ LabResult rope_window() {
       nn::ForwardOptions capture;
       capture.capture.attention = true;
       const nn::ForwardOutput out = t.model->forward(train::to_input(b), capture);
-      const int V = out.logits.shape().back(), H = c.model.heads;
+      const int H = c.model.heads;
       const auto& w = out.attention.front().data();  // (B, H, T, T)
       // The last 16 tokens before each new position, as sequences of their own.
       nn::SequenceInput cut;
@@ -219,8 +223,7 @@ LabResult rope_window() {
         for (int q = kTrained; q < kLong; ++q) {
           const int target = b.targets[static_cast<std::size_t>(s * kLong + q)];
           if (target == tasks::kIgnore) continue;
-          const auto row = out.logits.data().begin() + static_cast<long>(s * kLong + q) * V;
-          right += static_cast<int>(std::max_element(row, row + V) - row) == target;
+          right += predicted(out.logits, s * kLong + q) == target;
           ++scored;
           cut.tokens.insert(cut.tokens.end(), b.tokens.begin() + s * kLong + q - kTrained + 1,
                             b.tokens.begin() + s * kLong + q + 1);
@@ -241,20 +244,17 @@ LabResult rope_window() {
             ++queries;
           }
       const ag::Tensor cut_logits = t.model->forward(cut).logits;
-      for (int i = 0; i < cut.B; ++i) {
-        const auto row = cut_logits.data().begin() + (static_cast<long>(i) * kTrained + kTrained - 1) * V;
-        right_window +=
-            static_cast<int>(std::max_element(row, row + V) - row) == cut_targets[static_cast<std::size_t>(i)];
-      }
+      for (int i = 0; i < cut.B; ++i)  // each cut's last position
+        right_window += predicted(cut_logits, (i + 1L) * kTrained - 1) == cut_targets[static_cast<std::size_t>(i)];
     }
-    double needed = 0, far = 0, seen_other = 0, far_per_key = 0, seen_per_key = 0;
+    double needed = 0, far = 0, seen_other = 0;
     long far_keys = 0, seen_keys = 0;
     for (int d = 0; d < kLong; ++d) {
       if (d == 1 || d == 2 || d == 4) needed += by_distance[d];
       if (d >= kTrained) far += by_distance[d], far_keys += keys_at[d];
       if (d != 0 && d != 1 && d != 2 && d != 4 && d < kTrained) seen_other += by_distance[d], seen_keys += keys_at[d];
     }
-    far_per_key = far / far_keys, seen_per_key = seen_other / seen_keys;
+    const double far_per_key = far / far_keys, seen_per_key = seen_other / seen_keys;
     const double acc = static_cast<double>(right) / scored, acc_window = static_cast<double>(right_window) / scored;
     r.figures[std::to_string(seed)] = {{"acc_whole_past", acc},
                                        {"acc_last_16", acc_window},

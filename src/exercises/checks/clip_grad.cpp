@@ -69,28 +69,32 @@ std::vector<Scalar> flat(const Grads& g) {
   return out;
 }
 
-// The student's clipping of `grads` against the engine's: the norm returned, then every gradient.
-void expect_clipped(const Checker& c, const Grads& grads, double max_norm) {
-  const auto [expected, norm] = engine(grads, max_norm);
-  double total = 0;
-  for (const auto& v : grads) total += sum_of_squares(v);
-  Grads got = grads;
-  const double returned = exercise::clip_grad_norm(got, max_norm);
+// The norm the student returned for `grads` (before clipping) against `norm`, the engine's; the usual wrong ones
+// named: the norm after clipping, the squares' sum, the last gradient's norm alone (a total overwritten in the loop).
+void expect_norm(const Checker& c, const Grads& grads, double max_norm, double norm, double returned) {
   expect_close(c, c.tr("returned_norm"), {1}, {static_cast<Scalar>(norm)}, {static_cast<Scalar>(returned)}, 1e-12,
                c.tr("hint.norm"),
                {{{static_cast<Scalar>(std::min(norm, max_norm))}, c.tr("hint.returned_after")},
-                {{static_cast<Scalar>(total)}, c.tr("hint.no_sqrt")}});
+                {{static_cast<Scalar>(norm * norm)}, c.tr("hint.no_sqrt")},
+                {{static_cast<Scalar>(std::sqrt(sum_of_squares(grads.back())))}, c.tr("hint.per_tensor")}});
+}
+
+// The student's clipping of `grads` against the engine's: the norm returned, then every gradient.
+void expect_clipped(const Checker& c, const Grads& grads, double max_norm) {
+  const auto [expected, norm] = engine(grads, max_norm);
+  Grads got = grads;
+  expect_norm(c, grads, max_norm, norm, exercise::clip_grad_norm(got, max_norm));
   if (got.size() != grads.size())
     throw CheckFailure{c.shared("check.size_detail", c.tr("gradients"), grads.size(), got.size()),
                        c.tr("hint.in_place")};
   for (std::size_t i = 0; i < grads.size(); ++i)
     expect_shape(c, c.tr("gradients"), {static_cast<int>(grads[i].size())}, {static_cast<int>(got[i].size())});
-  const double sq = std::sqrt(total);
+  const double total = norm * norm;
   expect_close(c, c.tr("gradients"), {static_cast<int>(flat(expected).size())}, flat(expected), flat(got), 1e-12,
                c.tr("hint.scale"),
                {{flat(per_tensor(grads, max_norm)), c.tr("hint.per_tensor")},
                 {flat(by_value(grads, max_norm)), c.tr("hint.by_value")},
-                {flat(scaled(grads, max_norm / sq)), c.tr("hint.always")},
+                {flat(scaled(grads, max_norm / norm)), c.tr("hint.always")},
                 {flat(scaled(grads, total > max_norm ? max_norm / total : 1.0)), c.tr("hint.no_sqrt")}});
 }
 
@@ -104,13 +108,7 @@ int main(int argc, char** argv) {
   c.run("norm", [&] {
     // The norm over all the gradients together, returned before clipping.
     Grads g = three;
-    const double total = sum_of_squares(g[0]) + sum_of_squares(g[1]) + sum_of_squares(g[2]);
-    const double returned = exercise::clip_grad_norm(g, 1.0);
-    expect_close(c, c.tr("returned_norm"), {1}, {static_cast<Scalar>(std::sqrt(total))},
-                 {static_cast<Scalar>(returned)}, 1e-12, c.tr("hint.norm"),
-                 {{{static_cast<Scalar>(1.0)}, c.tr("hint.returned_after")},
-                  {{static_cast<Scalar>(total)}, c.tr("hint.no_sqrt")},
-                  {{static_cast<Scalar>(std::sqrt(sum_of_squares(three[2])))}, c.tr("hint.per_tensor")}});
+    expect_norm(c, three, 1.0, engine(three, 1.0).second, exercise::clip_grad_norm(g, 1.0));
   });
   c.run("over-limit", [&] { expect_clipped(c, three, 1.0); });
   c.run("under-limit", [&] { expect_clipped(c, three, 10.0); });
