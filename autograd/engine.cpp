@@ -4,7 +4,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "autograd/buffers.h"
+#include "autograd/backend.h"
 #include "autograd/tensor.h"
 
 namespace ag::inline AG_PRECISION {

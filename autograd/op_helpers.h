@@ -2,13 +2,9 @@
 // of a tensor around one axis. Internal to the engine; not part of its interface.
 #pragma once
 
-#include <algorithm>
-#include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "autograd/backend.h"
 #include "autograd/tensor.h"
 
 namespace ag::inline AG_PRECISION::detail {
@@ -33,18 +29,17 @@ struct Broadcast {
 Broadcast broadcast(const char* op, const Shape& a, const Shape& b);
 
 // Calls f(i, ia, ib) for every output element i and the operand elements it
-// reads, for the rows [o_begin, o_end) of `inner` elements. Within one row no
-// two calls touch the same element of anything, so each row is one
-// vectorisable loop.
+// reads. Within one row of `inner` elements no two calls touch the same
+// element of anything, so each row is one vectorisable loop.
 template <class F>
-inline void for_each_broadcast_rows(const Broadcast& p, std::size_t o_begin, std::size_t o_end, F&& f) {
+inline void for_each_broadcast(const Broadcast& p, F&& f) {
   if (p.a_full && p.b_full) {
-    const std::size_t end = o_end * p.inner;
+    const std::size_t end = p.outer * p.inner;
 #pragma omp simd
-    for (std::size_t i = o_begin * p.inner; i < end; ++i) f(i, i, i);
+    for (std::size_t i = 0; i < end; ++i) f(i, i, i);
     return;
   }
-  for (std::size_t o = o_begin; o < o_end; ++o) {
+  for (std::size_t o = 0; o < p.outer; ++o) {
     const std::size_t base = o * p.inner;
     if (p.a_full) {
 #pragma omp simd
@@ -59,35 +54,7 @@ inline void for_each_broadcast_rows(const Broadcast& p, std::size_t o_begin, std
   }
 }
 
-// The same for every row, on this thread.
-template <class F>
-inline void for_each_broadcast(const Broadcast& p, F&& f) {
-  for_each_broadcast_rows(p, 0, p.outer, f);
-}
-
-// fn(begin, end) over [0, n) items of `per_item` values each, shared between
-// the threads in pieces of 4096 values or more when there are 64 Ki values in
-// all (a backend's threads, backend.h). For an fn whose items never write to the same place.
-inline void in_shared_pieces(std::size_t n, std::size_t per_item,
-                             const std::function<void(std::size_t, std::size_t)>& fn) {
-  constexpr std::size_t kPieceValues = 4096;  // handing out a piece costs nothing beside this many values
-  for_pieces(n, std::max<std::size_t>(1, kPieceValues / std::max<std::size_t>(1, per_item)), n * per_item, fn);
-}
-
-// for_each_broadcast with the rows shared between the threads, for an f that
-// writes only output element i's own places (never a sum over the repeats):
-// every element is computed as on one thread, the same bits.
-template <class F>
-inline void for_each_broadcast_shared(const Broadcast& p, F&& f) {
-  Broadcast rows = p;
-  if (p.a_full && p.b_full) rows.outer *= rows.inner, rows.inner = 1;  // one flat run, which may be cut anywhere
-  in_shared_pieces(rows.outer, rows.inner,
-                   [&](std::size_t begin, std::size_t end) { for_each_broadcast_rows(rows, begin, end, f); });
-}
-
-// One element of a contribution: stored when `write`, else added.
-inline void put(Scalar& g, Scalar v, bool write) { g = write ? v : g + v; }
-// The same for a GradTarget (tensor.h): added when it says add, else stored.
+// One element of a contribution to a GradTarget (tensor.h): added when it says add, else stored.
 inline void put(Scalar& g, Scalar v, GradTarget to) { g = to.add ? g + v : v; }
 
 // The dimensions before, at and after an axis: x viewed as (outer, n, inner).

@@ -68,9 +68,8 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 
 // x (..., K) @ w (K, N) + b (N) as one op; b may be an empty Tensor (no bias).
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b);
-// x (..., C) -> (..., N): max(0, x w1 + b1) w2 + b2, the paper's FFN, as one op
-// (w1 (C, F), b1 (F), w2 (F, N), b2 (N); a bias may be empty). The same values
-// as linear, relu, linear, with the ReLU applied inside the products.
+// x (..., C) -> (..., N): max(0, x w1 + b1) w2 + b2, the paper's FFN: linear,
+// relu, linear (w1 (C, F), b1 (F), w2 (F, N), b2 (N); a bias may be empty).
 Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2);
 
 // --- neural-network ops (ops_nn.cpp) ------------------------------------------
@@ -88,7 +87,7 @@ Tensor masked_fill(const Tensor& x, const std::vector<std::uint8_t>& mask, const
 std::vector<std::uint8_t> causal_mask(int T);  // (T, T), 1 above the diagonal: query i may not see key j > i
 // x (..., C), gamma (C), beta (C): normalise each row to mean 0, variance 1, then scale and shift.
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scalar eps = 1e-5);
-// Multi-head scaled dot-product attention, fused (ops_attention.cpp):
+// Multi-head scaled dot-product attention (ops_attention.cpp):
 // q, k, v (B, T, C) with C = heads * D; for each head h (channels [h D, (h+1) D)):
 // softmax(q_h k_h^T * scale, with keys after the query masked when causal) v_h,
 // the heads side by side -> (B, T, C). The weights (B, heads, T, T) are copied
@@ -96,18 +95,15 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, bool causal, Scalar scale,
                  Tensor* weights = nullptr);
 
-// The vanilla RNN over a whole sequence, fused (ops_recurrent.cpp): x (B, T, I),
-// h0 (B, H), W_x (I, H), W_h (H, H), b (H) -> (h_0 .. h_{T-1}) as (B, T, H), with
-// h_t = tanh(x_t W_x + h_{t-1} W_h + b) and h_{-1} = h0. The same values as T
-// steps of matmul, add and tanh, in one graph node instead of 6 T.
+// The recurrent cells over a whole sequence (ops_recurrent.cpp), each
+// returning (h_0 .. h_{T-1}) as (B, T, H) for x (B, T, I) and h0 (B, H).
+// The vanilla RNN: W_x (I, H), W_h (H, H), b (H); h_t = tanh(x_t W_x + h_{t-1} W_h + b).
 Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tensor& w_h, const Tensor& b);
-// The LSTM over a sequence, fused: x (B, T, I), h0 and c0 (B, H), W_x (I, 4H),
-// W_h (H, 4H), b (4H), gates [i | f | g | o] -> (h_0 .. h_{T-1}) as (B, T, H),
-// with c_t = f c_{t-1} + i g, h_t = o tanh(c_t): the values of LSTMCell's steps.
+// The LSTM: c0 (B, H), W_x (I, 4H), W_h (H, 4H), b (4H), gates [i | f | g | o],
+// c_t = f c_{t-1} + i g, h_t = o tanh(c_t): the values of LSTMCell's steps.
 Tensor lstm(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w_x, const Tensor& w_h, const Tensor& b);
-// The GRU over a sequence, fused: x (B, T, I), h0 (B, H), W_x (I, 3H), W_h (H, 3H),
-// b_x and b_h (3H), gates [r | z | n], the reset gate on h's product (as PyTorch)
-// -> (B, T, H), with h_t = (1 - z) n + z h_{t-1}: the values of GRUCell's steps.
+// The GRU: W_x (I, 3H), W_h (H, 3H), b_x and b_h (3H), gates [r | z | n], the
+// reset gate on h's product (as PyTorch), h_t = (1 - z) n + z h_{t-1}.
 Tensor gru(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tensor& w_h, const Tensor& b_x,
            const Tensor& b_h);
 

@@ -4,40 +4,13 @@
 // backward. A fast backend computes it as one node, keeping only the weights
 // for its hand-written backward; the tests check it against this composition.
 #include <limits>
-#include <memory>
 #include <vector>
 
 #include "autograd/backend.h"
-#include "autograd/buffers.h"
 #include "autograd/op_helpers.h"
 #include "autograd/ops.h"
 
 namespace ag::inline AG_PRECISION {
-
-namespace {
-// The fast backend's attention as one node (backend.h).
-Tensor fused_attention(const KernelTable& fast, const Tensor& q, const Tensor& k, const Tensor& v, int heads,
-                       bool causal, Scalar scale, Tensor* weights) {
-  const int B = q.size(0), T = q.size(1), C = q.size(2);
-  Tensor out = Tensor::make_result("attention", q.shape(), {&q, &k, &v}, Fill::uninitialized);
-  // The weights of every (sequence, head), (B, heads, T, T): what backward reuses.
-  // A pool buffer, not zeroed: the kernel writes only the entries its backward
-  // reads unless they are handed out (the sanitizer suite fills unwritten
-  // buffers with NaN to check that nothing else is read).
-  std::shared_ptr<std::vector<Scalar>> probs = detail::take_scratch(static_cast<std::size_t>(B) * heads * T * T);
-  fast.attention_forward(q.data().data(), k.data().data(), v.data().data(), out.data().data(), probs->data(), B, T, C,
-                         heads, causal, scale, /*whole_weights=*/weights != nullptr);
-  if (weights) *weights = Tensor({B, heads, T, T}, *probs);
-  if (out.records()) {
-    out.set_backward(
-        [&fast, qn = q.node(), kn = k.node(), vn = v.node(), on = out.node(), probs, B, T, C, heads, causal, scale] {
-          fast.attention_backward(qn->data.data(), kn->data.data(), vn->data.data(), probs->data(), on->grad.data(),
-                                  grad_target(*qn), grad_target(*kn), grad_target(*vn), B, T, C, heads, causal, scale);
-        });
-  }
-  return out;
-}
-}  // namespace
 
 // q, k, v: (B, T, C) with C = heads * D -> (B, T, C)
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, bool causal, Scalar scale,
@@ -54,7 +27,7 @@ Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int heads, b
     throw ValueError("attention: " + std::to_string(heads) + " heads do not divide the width " +
                      std::to_string(q.size(2)));
   }
-  if (const KernelTable* fast = fast_kernels()) return fused_attention(*fast, q, k, v, heads, causal, scale, weights);
+  if (const Backend* fast = fast_backend()) return fast->attention(q, k, v, heads, causal, scale, weights);
   const int T = q.size(1), D = q.size(2) / heads;
   std::vector<Tensor> outs, head_weights;
   for (int h = 0; h < heads; ++h) {

@@ -9,7 +9,6 @@
 namespace ag::inline AG_PRECISION {
 
 using detail::for_each_broadcast;
-using detail::for_each_broadcast_shared;
 
 namespace {
 
@@ -27,39 +26,26 @@ Tensor binary(const char* op, const Tensor& a, const Tensor& b, F forward, DA da
   const Scalar* pa = a.data().data();
   const Scalar* pb = b.data().data();
   Scalar* po = out.data().data();
-  // (shared between the threads: each element is its own, and the same on any thread)
-  for_each_broadcast_shared(plan,
-                            [&](std::size_t i, std::size_t ia, std::size_t ib) { po[i] = forward(pa[ia], pb[ib]); });
+  for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) { po[i] = forward(pa[ia], pb[ib]); });
   if (out.records()) {
     out.set_backward([plan, an = a.node(), bn = b.node(), on = out.node(), da, db, da_is_g] {
-      const Scalar* g = on->grad.data();
-      const Scalar *pa = an->data.data(), *pb = bn->data.data();
-      // A full-size operand gets one contribution per output element; a
-      // broadcast one (a bias) sums its contributions over the repeats.
+      const Scalar *g = on->grad.data(), *pa = an->data.data(), *pb = bn->data.data();
+      // A full-size operand gets one contribution per output element, stored
+      // or added as its target says; a broadcast one (a bias) sums its
+      // contributions over the repeats, into a target that starts at zero.
+      const auto send = [&](Node& x, bool full, auto d, auto at) {
+        const GradTarget to = grad_target(x, full ? Fill::uninitialized : Fill::zeros);
+        if (!to.data) return;
+        for_each_broadcast(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
+          detail::put(to.data[at(ia, ib)], d(pa[ia], pb[ib], g[i]), to);
+        });
+      };
       if (da_is_g && plan.a_full) {
         grad_pass(*an);  // a's contribution is the output's gradient itself
-      } else if (plan.a_full) {
-        const GradTarget dpa = grad_target(*an);
-        if (dpa.data) {
-          for_each_broadcast_shared(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
-            detail::put(dpa.data[ia], da(pa[ia], pb[ib], g[i]), dpa);
-          });
-        }
-      } else if (Scalar* dpa = grad_target(*an, Fill::zeros).data) {  // summed over the repeats
-        for_each_broadcast(plan,
-                           [&](std::size_t i, std::size_t ia, std::size_t ib) { dpa[ia] += da(pa[ia], pb[ib], g[i]); });
+      } else {
+        send(*an, plan.a_full, da, [](std::size_t ia, std::size_t) { return ia; });
       }
-      if (plan.b_full) {
-        const GradTarget dpb = grad_target(*bn);
-        if (dpb.data) {
-          for_each_broadcast_shared(plan, [&](std::size_t i, std::size_t ia, std::size_t ib) {
-            detail::put(dpb.data[ib], db(pa[ia], pb[ib], g[i]), dpb);
-          });
-        }
-      } else if (Scalar* dpb = grad_target(*bn, Fill::zeros).data) {
-        for_each_broadcast(plan,
-                           [&](std::size_t i, std::size_t ia, std::size_t ib) { dpb[ib] += db(pa[ia], pb[ib], g[i]); });
-      }
+      send(*bn, plan.b_full, db, [](std::size_t, std::size_t ib) { return ib; });
     });
   }
   return out;
@@ -71,19 +57,14 @@ template <class F, class DF>
 Tensor unary_arrays(const char* op, const Tensor& x, F forward, DF derivative) {
   detail::check_defined(op, x);
   Tensor out = Tensor::make_result(op, x.shape(), {&x}, Fill::uninitialized);
-  const Scalar* px = x.data().data();
-  Scalar* py = out.data().data();
-  detail::in_shared_pieces(x.numel(), 1,
-                           [&](std::size_t begin, std::size_t end) { forward(px + begin, py + begin, end - begin); });
+  forward(x.data().data(), out.data().data(), x.numel());
   if (out.records()) {
     out.set_backward([xn = x.node(), yn = out.node(), derivative] {
       const std::size_t n = xn->data.size();
       const Scalar *px = xn->data.data(), *py = yn->data.data(), *dy = yn->grad.data();
       const GradTarget dx = grad_target(*xn);
-      detail::in_shared_pieces(n, 1, [&](std::size_t begin, std::size_t end) {
 #pragma omp simd
-        for (std::size_t i = begin; i < end; ++i) detail::put(dx.data[i], derivative(px[i], py[i]) * dy[i], dx);
-      });
+      for (std::size_t i = 0; i < n; ++i) detail::put(dx.data[i], derivative(px[i], py[i]) * dy[i], dx);
     });
   }
   return out;
@@ -154,7 +135,7 @@ Tensor pow(const Tensor& x, Scalar p) {
 Tensor exp(const Tensor& x) {
   // d(e^x)/dx = e^x, which is the output itself
   const auto derivative = [](Scalar, Scalar y) { return y; };
-  if (const KernelTable* fast = fast_kernels()) return unary_arrays("exp", x, fast->exp, derivative);
+  if (const Backend* fast = fast_backend()) return unary_arrays("exp", x, fast->exp, derivative);
   return unary(
       "exp", x, [](Scalar v) { return std::exp(v); }, derivative);
 }
@@ -168,7 +149,7 @@ Tensor tanh(const Tensor& x) {
   // d tanh(x)/dx = 1 - tanh(x)^2: the factor that, multiplied once per time
   // step, makes an RNN's gradient vanish when the units saturate.
   const auto derivative = [](Scalar, Scalar y) { return 1 - y * y; };
-  if (const KernelTable* fast = fast_kernels()) return unary_arrays("tanh", x, fast->tanh, derivative);
+  if (const Backend* fast = fast_backend()) return unary_arrays("tanh", x, fast->tanh, derivative);
   return unary(
       "tanh", x, [](Scalar v) { return std::tanh(v); }, derivative);
 }
@@ -176,7 +157,7 @@ Tensor tanh(const Tensor& x) {
 Tensor sigmoid(const Tensor& x) {
   // d sigma(x)/dx = sigma(x) (1 - sigma(x))
   const auto derivative = [](Scalar, Scalar y) { return y * (1 - y); };
-  if (const KernelTable* fast = fast_kernels()) return unary_arrays("sigmoid", x, fast->sigmoid, derivative);
+  if (const Backend* fast = fast_backend()) return unary_arrays("sigmoid", x, fast->sigmoid, derivative);
   return unary(
       "sigmoid", x, [](Scalar v) { return 1 / (1 + std::exp(-v)); }, derivative);
 }

@@ -1,15 +1,53 @@
-// Matrix product, the op that carries nearly all of the arithmetic.
+// Matrix products, the ops that carry nearly all of the arithmetic.
 #include <algorithm>
-#include <memory>
 #include <vector>
 
 #include "autograd/backend.h"
-#include "autograd/buffers.h"
 #include "autograd/op_helpers.h"
 #include "autograd/ops.h"
-#include "autograd/reference/reference.h"
 
 namespace ag::inline AG_PRECISION {
+
+namespace {
+std::size_t index(int row, int col, int width) {
+  return static_cast<std::size_t>(row) * static_cast<std::size_t>(width) + static_cast<std::size_t>(col);
+}
+
+// a (M, K) @ b (K, N) -> c (M, N), the way it is written on paper: c[i, j] = sum_k a[i, k] b[k, j]
+void product(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N) {
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      Scalar sum = 0;
+      for (int k = 0; k < K; ++k) sum += a[index(i, k, K)] * b[index(k, j, N)];
+      c[index(i, j, N)] = sum;
+    }
+  }
+}
+
+// in the forward pass this was: c = a @ b, so now we have:
+//   da[i, k] = sum_j dc[i, j] b[k, j]   (dc @ b^T)
+//   db[k, j] = sum_i a[i, k] dc[i, j]   (a^T @ dc)
+void product_backward(const Scalar* a, const Scalar* b, const Scalar* dc, Scalar* da, Scalar* db, int M, int K, int N) {
+  if (da) {
+    for (int i = 0; i < M; ++i) {
+      for (int k = 0; k < K; ++k) {
+        Scalar sum = 0;
+        for (int j = 0; j < N; ++j) sum += dc[index(i, j, N)] * b[index(k, j, N)];
+        da[index(i, k, K)] = sum;
+      }
+    }
+  }
+  if (db) {
+    for (int k = 0; k < K; ++k) {
+      for (int j = 0; j < N; ++j) {
+        Scalar sum = 0;
+        for (int i = 0; i < M; ++i) sum += a[index(i, k, K)] * dc[index(i, j, N)];
+        db[index(k, j, N)] = sum;
+      }
+    }
+  }
+}
+}  // namespace
 
 // a: (M, K) or (..., M, K); b: (K, N) shared, or (..., K, N) batched -> (..., M, N)
 Tensor matmul(const Tensor& a, const Tensor& b) {
@@ -30,61 +68,31 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (!shared && !(sa.size() == sb.size() && std::equal(sa.begin(), sa.end() - 2, sb.begin()))) {
     detail::shape_error("matmul", sa, sb, "do not match: batched matmul needs equal leading dimensions");
   }
+  if (const Backend* fast = fast_backend()) return fast->matmul(a, b);
   Shape shape(sa.begin(), sa.end() - 1);
   shape.push_back(N);
   const int M = shared ? static_cast<int>(numel(Shape(sa.begin(), sa.end() - 1))) : sa[sa.size() - 2];
   const std::size_t batch = shared ? 1 : numel(Shape(sa.begin(), sa.end() - 2));
   Tensor out = Tensor::make_result("matmul", shape, {&a, &b}, Fill::uninitialized);
-
   const std::size_t a_step = static_cast<std::size_t>(M) * K, b_step = static_cast<std::size_t>(K) * N,
                     c_step = static_cast<std::size_t>(M) * N;
-  // With a backend, the batch (heads, sequences) may be shared by its threads; each product runs on one.
-  const Scalar* pa = a.data().data();
-  const Scalar* pb = b.data().data();
-  Scalar* pc = out.data().data();
-  if (const KernelTable* fast = fast_kernels()) {
-    for_range(static_cast<int>(batch), [&](int begin, int end) {
-      for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
-        fast->matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
-      }
-    });
-  } else {
-    for (std::size_t i = 0; i < batch; ++i)
-      reference::matmul_forward(pa + i * a_step, pb + i * b_step, pc + i * c_step, M, K, N);
-  }
+  for (std::size_t i = 0; i < batch; ++i)
+    product(a.data().data() + i * a_step, b.data().data() + i * b_step, out.data().data() + i * c_step, M, K, N);
   if (out.records()) {
     out.set_backward([an = a.node(), bn = b.node(), on = out.node(), batch, M, K, N, a_step, b_step, c_step] {
-      // in the forward pass this was: c = a @ b, so now we have:
-      //   da = dc @ b^T   (M, N) @ (N, K)
-      //   db = a^T @ dc   (K, M) @ (M, N)
-      // (a shared b is one product over the folded batch)
-      const Scalar *a_data = an->data.data(), *b_data = bn->data.data(), *dc = on->grad.data();
-      const KernelTable* fast = fast_kernels();
-      if (!fast) {
-        Scalar* da = grad_into(*an);
-        Scalar* db = grad_into(*bn);
-        for (std::size_t i = 0; i < batch; ++i) {
-          reference::matmul_backward(a_data + i * a_step, b_data + i * b_step, dc + i * c_step,
-                                     da ? da + i * a_step : nullptr, db ? db + i * b_step : nullptr, M, K, N);
-        }
-        return;
+      Scalar* da = grad_into(*an);  // (a shared b is one product over the folded batch)
+      Scalar* db = grad_into(*bn);
+      for (std::size_t i = 0; i < batch; ++i) {
+        product_backward(an->data.data() + i * a_step, bn->data.data() + i * b_step, on->grad.data() + i * c_step,
+                         da ? da + i * a_step : nullptr, db ? db + i * b_step : nullptr, M, K, N);
       }
-      const GradTarget da = grad_target(*an), db = grad_target(*bn);
-      for_range(static_cast<int>(batch), [&](int begin, int end) {
-        for (auto i = static_cast<std::size_t>(begin); i < static_cast<std::size_t>(end); ++i) {
-          const GradTarget da_i{da.data ? da.data + i * a_step : nullptr, da.add},
-              db_i{db.data ? db.data + i * b_step : nullptr, db.add};
-          fast->matmul_backward(a_data + i * a_step, b_data + i * b_step, dc + i * c_step, da_i, db_i, M, K, N);
-        }
-      });
     });
   }
   return out;
 }
 
 // x (..., K) @ w (K, N) + b (N): a Linear layer as one node, so there is no
-// separate bias node to allocate, fill and walk back through (the fast kernel
-// adds the bias as it writes each tile of the product).
+// separate bias node to allocate, fill and walk back through.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   detail::check_defined("linear", x);
   detail::check_defined("linear", w);
@@ -95,6 +103,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   const bool bias = static_cast<bool>(b);
   if (bias && b.shape() != Shape{w.size(1)})
     detail::shape_error("linear", w.shape(), b.shape(), "do not match: the bias must be (N)");
+  if (const Backend* fast = fast_backend()) return fast->linear(x, w, b);
   const int K = w.size(0), N = w.size(1);
   const int M = static_cast<int>(x.numel() / static_cast<std::size_t>(K));
   Shape shape(sx.begin(), sx.end() - 1);
@@ -102,21 +111,22 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   std::vector<const Tensor*> parents{&x, &w};
   if (bias) parents.push_back(&b);
   Tensor out = Tensor::make_result("linear", shape, parents, Fill::uninitialized);
-  const Scalar* pbias = bias ? b.data().data() : nullptr;
-  if (const KernelTable* fast = fast_kernels()) {
-    fast->linear_forward(x.data().data(), w.data().data(), pbias, out.data().data(), M, K, N, false);
-  } else {
-    reference::linear_forward(x.data().data(), w.data().data(), pbias, out.data().data(), M, K, N);
-  }
+  Scalar* y = out.data().data();
+  product(x.data().data(), w.data().data(), y, M, K, N);
+  if (bias)
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) y[index(i, j, N)] += b.data()[static_cast<std::size_t>(j)];
   if (out.records()) {
     out.set_backward([xn = x.node(), wn = w.node(), bn = bias ? b.node() : nullptr, on = out.node(), M, K, N] {
-      //   dx = dy @ w^T,  dw = x^T @ dy,  db = the column sums of dy
-      const Scalar *px = xn->data.data(), *pw = wn->data.data(), *dy = on->grad.data();
-      if (const KernelTable* fast = fast_kernels()) {
-        fast->linear_backward(px, pw, dy, grad_target(*xn), grad_target(*wn), bn ? grad_target(*bn) : GradTarget{}, M,
-                              K, N);
-      } else {
-        reference::linear_backward(px, pw, dy, grad_into(*xn), grad_into(*wn), bn ? grad_into(*bn) : nullptr, M, K, N);
+      // dx = dy @ w^T, dw = x^T @ dy, and db = the column sums of dy: a bias is added to every row
+      const Scalar* dy = on->grad.data();
+      product_backward(xn->data.data(), wn->data.data(), dy, grad_into(*xn), grad_into(*wn), M, K, N);
+      if (Scalar* db = bn ? grad_into(*bn) : nullptr) {
+        for (int j = 0; j < N; ++j) {
+          Scalar sum = 0;
+          for (int i = 0; i < M; ++i) sum += dy[index(i, j, N)];
+          db[j] = sum;
+        }
       }
     });
   }
@@ -126,9 +136,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
 // x (..., C) -> (..., N): the paper's position-wise feed-forward network
 // max(0, x w1 + b1) w2 + b2, with w1 (C, F), b1 (F), w2 (F, N), b2 (N) (either
 // bias may be an empty Tensor): linear, relu, linear. A fast backend makes it
-// one node that applies the ReLU and its derivative inside the products, so
-// that the (..., F) hidden activations, the widest arrays of a Transformer
-// block, are written and read once a pass instead of three times.
+// one node that applies the ReLU inside the products.
 Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2) {
   for (const Tensor* t : {&x, &w1, &w2}) detail::check_defined("feed_forward", *t);
   const Shape& sx = x.shape();
@@ -142,30 +150,8 @@ Tensor feed_forward(const Tensor& x, const Tensor& w1, const Tensor& b1, const T
     detail::shape_error("feed_forward", w1.shape(), b1.shape(), "do not match: b1 must be (F)");
   if (b2 && b2.shape() != Shape{w2.size(1)})
     detail::shape_error("feed_forward", w2.shape(), b2.shape(), "do not match: b2 must be (N)");
-  const int C = w1.size(0), F = w1.size(1), N = w2.size(1);
-  const int M = static_cast<int>(x.numel() / static_cast<std::size_t>(C));
-  Shape shape(sx.begin(), sx.end() - 1);
-  shape.push_back(N);
-  std::vector<const Tensor*> parents{&x, &w1, &w2};
-  if (b1) parents.push_back(&b1);
-  if (b2) parents.push_back(&b2);
-  const KernelTable* fast = fast_kernels();
-  if (!fast) return linear(relu(linear(x, w1, b1)), w2, b2);
-  Tensor out = Tensor::make_result("feed_forward", shape, parents, Fill::uninitialized);
-  // hidden = max(0, x w1 + b1), kept for backward (its own buffer, not a node)
-  std::shared_ptr<std::vector<Scalar>> hidden = detail::take_scratch(static_cast<std::size_t>(M) * F);
-  const Scalar *pb1 = b1 ? b1.data().data() : nullptr, *pb2 = b2 ? b2.data().data() : nullptr;
-  fast->feed_forward_forward(x.data().data(), w1.data().data(), pb1, w2.data().data(), pb2, hidden->data(),
-                             out.data().data(), M, C, F, N);
-  if (out.records()) {
-    out.set_backward([fast, xn = x.node(), w1n = w1.node(), w2n = w2.node(), b1n = b1 ? b1.node() : nullptr,
-                      b2n = b2 ? b2.node() : nullptr, on = out.node(), hidden, M, C, F, N] {
-      fast->feed_forward_backward(xn->data.data(), w1n->data.data(), w2n->data.data(), hidden->data(), on->grad.data(),
-                                  grad_target(*xn), grad_target(*w1n), b1n ? grad_target(*b1n) : GradTarget{},
-                                  grad_target(*w2n), b2n ? grad_target(*b2n) : GradTarget{}, M, C, F, N);
-    });
-  }
-  return out;
+  if (const Backend* fast = fast_backend()) return fast->feed_forward(x, w1, b1, w2, b2);
+  return linear(relu(linear(x, w1, b1)), w2, b2);
 }
 
 }  // namespace ag::inline AG_PRECISION

@@ -1,19 +1,19 @@
-// The ops that neural networks are made of, each fused into one node with a
-// backward derived by hand: fewer nodes, less memory, and numerically stable
-// where the naive composition is not (softmax of large scores, log of a tiny
-// probability).
+// The ops that neural networks are made of, each one node with a backward
+// derived by hand: fewer nodes, less memory, and numerically stable where the
+// naive composition is not (softmax of large scores, log of a tiny
+// probability). Each is written as the formula, loops over rows, forward
+// above backward.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "autograd/backend.h"
 #include "autograd/op_helpers.h"
 #include "autograd/ops.h"
-#include "autograd/reference/reference.h"
 
 namespace ag::inline AG_PRECISION {
 
 namespace {
+
 // x viewed as (rows, V) with V its last dimension.
 std::size_t last_dim(const char* op, const Tensor& x) {
   detail::check_defined(op, x);
@@ -22,49 +22,67 @@ std::size_t last_dim(const char* op, const Tensor& x) {
   return static_cast<std::size_t>(x.shape().back());
 }
 
+// y_j = exp(x_j - max) / sum_i exp(x_i - max), row by row: subtracting the
+// row's maximum changes nothing mathematically and keeps exp from overflowing.
+void softmax_rows(const Scalar* x, Scalar* y, std::size_t rows, std::size_t V) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const Scalar* xr = x + r * V;
+    Scalar* yr = y + r * V;
+    const Scalar mx = *std::max_element(xr, xr + V);
+    Scalar total = 0;
+    for (std::size_t j = 0; j < V; ++j) {
+      yr[j] = std::exp(xr[j] - mx);
+      total += yr[j];
+    }
+    for (std::size_t j = 0; j < V; ++j) yr[j] /= total;
+  }
+}
+
 }  // namespace
 
 // x: (..., V) -> (..., V), each row summing to 1
 Tensor softmax(const Tensor& x) {
-  const std::size_t V = last_dim("softmax", x);
-  const std::size_t rows = V ? x.numel() / V : 0;
+  const std::size_t V = last_dim("softmax", x), rows = V ? x.numel() / V : 0;
+  if (const Backend* fast = fast_backend()) return fast->softmax(x);
   Tensor out = Tensor::make_result("softmax", x.shape(), {&x}, Fill::uninitialized);
-  if (const KernelTable* fast = fast_kernels()) {
-    fast->softmax_forward(x.data().data(), out.data().data(), rows, V);
-  } else {
-    reference::softmax_forward(x.data().data(), out.data().data(), rows, V);
-  }
+  softmax_rows(x.data().data(), out.data().data(), rows, V);
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
       // dy_i/dx_j = y_i (delta_ij - y_j), so dx_j = y_j (g_j - sum_i g_i y_i)
-      if (const KernelTable* fast = fast_kernels()) {
-        fast->softmax_backward(on->data.data(), on->grad.data(), grad_target(*xn), rows, V);
-      } else {
-        reference::softmax_backward(on->data.data(), on->grad.data(), grad_into(*xn), rows, V);
+      Scalar* dx = grad_into(*xn);
+      for (std::size_t r = 0; r < rows; ++r) {
+        const Scalar *y = on->data.data() + r * V, *g = on->grad.data() + r * V;
+        Scalar dot = 0;
+        for (std::size_t j = 0; j < V; ++j) dot += g[j] * y[j];
+        for (std::size_t j = 0; j < V; ++j) dx[r * V + j] = y[j] * (g[j] - dot);
       }
     });
   }
   return out;
 }
 
-// x: (..., V) -> (..., V), log of softmax computed as x - logsumexp(x)
+// x: (..., V) -> (..., V), y_j = (x_j - max) - log(sum_i exp(x_i - max))
 Tensor log_softmax(const Tensor& x) {
-  const std::size_t V = last_dim("log_softmax", x);
-  const std::size_t rows = V ? x.numel() / V : 0;
+  const std::size_t V = last_dim("log_softmax", x), rows = V ? x.numel() / V : 0;
+  if (const Backend* fast = fast_backend()) return fast->log_softmax(x);
   Tensor out = Tensor::make_result("log_softmax", x.shape(), {&x}, Fill::uninitialized);
-  if (const KernelTable* fast = fast_kernels()) {
-    fast->log_softmax_forward(x.data().data(), out.data().data(), rows, V);
-  } else {
-    reference::log_softmax_forward(x.data().data(), out.data().data(), rows, V);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const Scalar* xr = x.data().data() + r * V;
+    const Scalar mx = *std::max_element(xr, xr + V);
+    Scalar total = 0;
+    for (std::size_t j = 0; j < V; ++j) total += std::exp(xr[j] - mx);
+    const Scalar log_total = std::log(total);
+    for (std::size_t j = 0; j < V; ++j) out.data()[r * V + j] = (xr[j] - mx) - log_total;
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
       // y = x - logsumexp(x), so dx_j = g_j - softmax(x)_j * sum_i g_i, softmax = exp(y)
       Scalar* dx = grad_into(*xn);
-      if (const KernelTable* fast = fast_kernels()) {
-        fast->log_softmax_backward(on->data.data(), on->grad.data(), dx, rows, V);
-      } else {
-        reference::log_softmax_backward(on->data.data(), on->grad.data(), dx, rows, V);
+      const Scalar *y = on->data.data(), *g = on->grad.data();
+      for (std::size_t r = 0; r < rows; ++r) {
+        Scalar g_sum = 0;
+        for (std::size_t j = 0; j < V; ++j) g_sum += g[r * V + j];
+        for (std::size_t j = 0; j < V; ++j) dx[r * V + j] = g[r * V + j] - std::exp(y[r * V + j]) * g_sum;
       }
     });
   }
@@ -73,8 +91,7 @@ Tensor log_softmax(const Tensor& x) {
 
 // logits: (..., V), targets: one per row -> (), the mean negative log-likelihood
 Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int ignore_index) {
-  const std::size_t V = last_dim("cross_entropy", logits);
-  const std::size_t rows = V ? logits.numel() / V : 0;
+  const std::size_t V = last_dim("cross_entropy", logits), rows = V ? logits.numel() / V : 0;
   if (targets.size() != rows) {
     throw ShapeError("cross_entropy: logits of shape " + to_string(logits.shape()) + " have " + std::to_string(rows) +
                      " rows, but " + std::to_string(targets.size()) + " targets were given");
@@ -91,18 +108,36 @@ Tensor cross_entropy(const Tensor& logits, const std::vector<int>& targets, int 
   Tensor out = Tensor::make_result("cross_entropy", {}, {&logits});
   // Keep the probabilities: the backward pass is (probabilities - one_hot(target)) / counted.
   std::vector<Scalar> probs(logits.numel());
-  const KernelTable* fast = fast_kernels();
-  const double total =
-      fast ? fast->cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V)
-           : reference::cross_entropy_forward(logits.data().data(), targets, ignore_index, probs.data(), rows, V);
+  const Scalar* x = logits.data().data();
+  double total = 0;
+  if (const Backend* fast = fast_backend()) {
+    total = fast->cross_entropy_forward(x, targets, ignore_index, probs.data(), rows, V);
+  } else {
+    // -log softmax(x)[target] = logsumexp(x) - x[target], summed over the rows not ignored
+    softmax_rows(x, probs.data(), rows, V);
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (targets[r] == ignore_index) continue;
+      const Scalar* xr = x + r * V;
+      const Scalar mx = *std::max_element(xr, xr + V);
+      double z = 0;
+      for (std::size_t j = 0; j < V; ++j) z += std::exp(static_cast<double>(xr[j] - mx));
+      total += static_cast<double>(mx) + std::log(z) - static_cast<double>(xr[targets[r]]);
+    }
+  }
   const Scalar scale = counted ? Scalar(1) / static_cast<Scalar>(counted) : Scalar(0);
   out.data()[0] = static_cast<Scalar>(total * scale);
   if (out.records()) {
     out.set_backward(
         [xn = logits.node(), on = out.node(), probs = std::move(probs), targets, ignore_index, rows, V, scale] {
+          // d(-log softmax(x)[t])/dx_j = softmax(x)_j - [j == t], times the loss's gradient g
           const Scalar g = on->grad[0] * scale;
-          // probabilities minus the one-hot target: one plain loop for both paths
-          reference::cross_entropy_backward(probs.data(), targets, ignore_index, g, grad_into(*xn), rows, V);
+          Scalar* dlogits = grad_into(*xn);
+          for (std::size_t r = 0; r < rows; ++r) {
+            Scalar* dx = dlogits + r * V;
+            const bool ignored = targets[r] == ignore_index;
+            for (std::size_t j = 0; j < V; ++j) dx[j] = ignored ? Scalar(0) : g * probs[r * V + j];
+            if (!ignored) dx[targets[r]] -= g;
+          }
         });
   }
   return out;
@@ -220,32 +255,75 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
     detail::shape_error("layer_norm", x.shape(), beta.shape(), "do not match: beta must be (C)");
   if (C == 0) throw ShapeError("layer_norm: the last dimension is empty in shape " + to_string(x.shape()));
   if (!(eps > 0)) throw ValueError("layer_norm: eps must be positive");
+  if (const Backend* fast = fast_backend()) return fast->layer_norm(x, gamma, beta, eps);
   const std::size_t rows = x.numel() / C;
+  const auto n = static_cast<Scalar>(C);
   Tensor out = Tensor::make_result("layer_norm", x.shape(), {&x, &gamma, &beta}, Fill::uninitialized);
   // Keep what backward needs: each row's mean and 1/std (it recomputes xhat from x).
   std::vector<Scalar> mean(rows), rstd(rows);
-  if (const KernelTable* fast = fast_kernels()) {
-    fast->layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(), mean.data(),
-                             rstd.data(), rows, C, eps);
-  } else {
-    reference::layer_norm_forward(x.data().data(), gamma.data().data(), beta.data().data(), out.data().data(),
-                                  mean.data(), rstd.data(), rows, C, eps);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const Scalar* xr = x.data().data() + r * C;
+    Scalar sum = 0;
+    for (std::size_t c = 0; c < C; ++c) sum += xr[c];
+    const Scalar mu = sum / n;
+    Scalar square = 0;
+    for (std::size_t c = 0; c < C; ++c) square += (xr[c] - mu) * (xr[c] - mu);
+    const Scalar rs = 1 / std::sqrt(square / n + eps);  // the biased variance, as the paper's LayerNorm
+    for (std::size_t c = 0; c < C; ++c) out.data()[r * C + c] = (xr[c] - mu) * rs * gamma.data()[c] + beta.data()[c];
+    mean[r] = mu;
+    rstd[r] = rs;
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), gn = gamma.node(), bn = beta.node(), on = out.node(), mean = std::move(mean),
-                      rstd = std::move(rstd), rows, C] {
-      const Scalar *px = xn->data.data(), *pgamma = gn->data.data(), *dy = on->grad.data();
-      if (const KernelTable* fast = fast_kernels()) {
-        fast->layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_target(*xn), grad_target(*gn),
-                                  grad_target(*bn), rows, C);
-      } else {
-        reference::layer_norm_backward(px, pgamma, mean.data(), rstd.data(), dy, grad_into(*xn), grad_into(*gn),
-                                       grad_into(*bn), rows, C);
+                      rstd = std::move(rstd), rows, C, n] {
+      // in the forward pass this was: y = xhat * gamma + beta, xhat = (x - mean) * rstd, so now we have:
+      //   dgamma = sum over rows of dy * xhat,  dbeta = sum over rows of dy,
+      //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)),  dxhat = dy * gamma
+      // (the last line is the chain rule through mean and rstd, which depend on every x of the row)
+      Scalar *dx = grad_into(*xn), *dgamma = grad_into(*gn, Fill::zeros), *dbeta = grad_into(*bn, Fill::zeros);
+      const Scalar* gamma = gn->data.data();
+      for (std::size_t r = 0; r < rows; ++r) {
+        const Scalar *xr = xn->data.data() + r * C, *gr = on->grad.data() + r * C;
+        auto xhat = [&](std::size_t c) { return (xr[c] - mean[r]) * rstd[r]; };
+        Scalar mean_dxhat = 0, mean_dxhat_xhat = 0;
+        for (std::size_t c = 0; c < C; ++c) {
+          if (dgamma) dgamma[c] += gr[c] * xhat(c);
+          if (dbeta) dbeta[c] += gr[c];
+          mean_dxhat += gr[c] * gamma[c];
+          mean_dxhat_xhat += gr[c] * gamma[c] * xhat(c);
+        }
+        mean_dxhat /= n;
+        mean_dxhat_xhat /= n;
+        if (dx) {
+          for (std::size_t c = 0; c < C; ++c)
+            dx[r * C + c] = rstd[r] * (gr[c] * gamma[c] - mean_dxhat - xhat(c) * mean_dxhat_xhat);
+        }
       }
     });
   }
   return out;
 }
+
+namespace {
+// Each pair of channels (a, b) at position t turned by the angle
+// t * base^(-(2i mod P)/P): (a cos - b sin, a sin + b cos), sign -1 turns it back.
+void rotate(const Scalar* in, Scalar* out, std::size_t batch, std::size_t T, std::size_t D, std::size_t P, Scalar base,
+            Scalar sign) {
+  for (std::size_t t = 0; t < T; ++t) {
+    for (std::size_t i = 0; i < D / 2; ++i) {
+      const double pair = static_cast<double>((2 * i) % P);  // 2i within its group of P channels
+      const double angle = static_cast<double>(t) * std::pow(static_cast<double>(base), -pair / static_cast<double>(P));
+      const auto c = static_cast<Scalar>(std::cos(angle)), s = sign * static_cast<Scalar>(std::sin(angle));
+      for (std::size_t n = 0; n < batch; ++n) {
+        const std::size_t at = (n * T + t) * D + 2 * i;
+        const Scalar a = in[at], b = in[at + 1];
+        out[at] = a * c - b * s;
+        out[at + 1] = a * s + b * c;
+      }
+    }
+  }
+}
+}  // namespace
 
 // x: (..., T, D) -> (..., T, D)
 Tensor rotary(const Tensor& x, Scalar base, int period) {
@@ -263,11 +341,11 @@ Tensor rotary(const Tensor& x, Scalar base, int period) {
   const auto P = period > 0 ? static_cast<std::size_t>(period) : D;  // channels rotated as one group
   const std::size_t batch = (T > 0 && D > 0) ? x.numel() / (T * D) : 0;
   Tensor out = Tensor::make_result("rotary", x.shape(), {&x}, Fill::uninitialized);
-  // One plain implementation (reference/rotary.cpp): a pass over x, no product to speed up.
-  reference::rotary_forward(x.data().data(), out.data().data(), batch, T, D, P, base);
+  rotate(x.data().data(), out.data().data(), batch, T, D, P, base, Scalar(1));
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), batch, T, D, P, base] {
-      if (Scalar* dx = grad_into(*xn)) reference::rotary_backward(on->grad.data(), dx, batch, T, D, P, base);
+      // a rotation's transpose is the rotation back: dx = R(-angle) dy
+      if (Scalar* dx = grad_into(*xn)) rotate(on->grad.data(), dx, batch, T, D, P, base, Scalar(-1));
     });
   }
   return out;

@@ -5,7 +5,6 @@
 // backpropagation through time. A fast backend runs a whole sequence as one
 // node instead, with BPTT written by hand; the tests check it against these.
 #include <initializer_list>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,38 +44,15 @@ void check_bias(const char* op, const Tensor& b, int n) {
 // x (B, T, I), h0 (B, H), W_x (I, H), W_h (H, H), b (H) -> (B, T, H)
 Tensor rnn_tanh(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tensor& w_h, const Tensor& b) {
   for (const Tensor* t : {&x, &h0, &w_x, &w_h, &b}) detail::check_defined("rnn_tanh", *t);
-  if (x.ndim() != 3) detail::shape_error("rnn_tanh", x.shape(), w_x.shape(), "x must be (B, T, I)");
-  const int B = x.size(0), T = x.size(1), I = x.size(2);
-  const int H = w_h.ndim() == 2 ? w_h.size(1) : -1;
-  if (w_x.shape() != Shape{I, H} || w_h.shape() != Shape{H, H}) {
-    detail::shape_error("rnn_tanh", w_x.shape(), w_h.shape(),
-                        "W_x must be (I, H) and W_h (H, H), with I = x.size(2) = " + std::to_string(I));
-  }
-  if (b.shape() != Shape{H} || h0.shape() != Shape{B, H}) {
-    detail::shape_error("rnn_tanh", b.shape(), h0.shape(),
-                        "b must be (H) and h0 (B, H), with H = " + std::to_string(H));
-  }
-  const KernelTable* fast = fast_kernels();
-  if (!fast) {  // the composition: the cell, step after step
-    // h_t = tanh(x_t W_x + h_{t-1} W_h + b), the input's part for every step at once
-    const Tensor input = linear(x, w_x, b);  // (B, T, H)
-    std::vector<Tensor> hs;
-    Tensor h = h0;
-    for (int t = 0; t < T; ++t) hs.push_back(h = tanh(select(input, 1, t) + matmul(h, w_h)));
-    return stack(hs, 1);
-  }
-  Tensor out = Tensor::make_result("rnn_tanh", {B, T, H}, {&x, &h0, &w_x, &w_h, &b}, Fill::uninitialized);
-  const Scalar *px = x.data().data(), *ph0 = h0.data().data(), *pwx = w_x.data().data(), *pwh = w_h.data().data(),
-               *pb = b.data().data();
-  Saved saved = fast->rnn_forward(px, ph0, pwx, pwh, pb, out.data().data(), B, T, I, H);
-  if (out.records()) {
-    out.set_backward([xn = x.node(), h0n = h0.node(), wxn = w_x.node(), whn = w_h.node(), bn = b.node(),
-                      on = out.node(), fast, saved, B, T, I, H] {
-      fast->rnn_backward(saved, wxn->data.data(), whn->data.data(), on->grad.data(), grad_target(*xn),
-                         grad_target(*h0n), grad_target(*wxn), grad_target(*whn), grad_target(*bn), B, T, I, H);
-    });
-  }
-  return out;
+  const int H = check_cell("rnn_tanh", x, w_x, w_h, {&h0}, 1);
+  check_bias("rnn_tanh", b, H);
+  if (const Backend* fast = fast_backend()) return fast->rnn_tanh(x, h0, w_x, w_h, b);
+  // h_t = tanh(x_t W_x + h_{t-1} W_h + b), the input's part for every step at once
+  const Tensor input = linear(x, w_x, b);  // (B, T, H)
+  std::vector<Tensor> hs;
+  Tensor h = h0;
+  for (int t = 0; t < x.size(1); ++t) hs.push_back(h = tanh(select(input, 1, t) + matmul(h, w_h)));
+  return stack(hs, 1);
 }
 
 // x (B, T, I), h0 and c0 (B, H), W_x (I, 4H), W_h (H, 4H), b (4H) -> (B, T, H)
@@ -85,35 +61,19 @@ Tensor lstm(const Tensor& x, const Tensor& h0, const Tensor& c0, const Tensor& w
   for (const Tensor* t : {&x, &h0, &c0, &w_x, &w_h, &b}) detail::check_defined("lstm", *t);
   const int H = check_cell("lstm", x, w_x, w_h, {&h0, &c0}, 4);
   check_bias("lstm", b, 4 * H);
-  const int B = x.size(0), T = x.size(1), I = x.size(2);
-  const KernelTable* fast = fast_kernels();
-  if (!fast) {  // the composition: the cell, step after step
-    // gates = x_t W_x + h_{t-1} W_h + b = [i | f | g | o]; c_t = f c_{t-1} + i g, h_t = o tanh(c_t)
-    const Tensor input = linear(x, w_x, b);  // (B, T, 4H)
-    std::vector<Tensor> hs;
-    Tensor h = h0, c = c0;
-    for (int t = 0; t < T; ++t) {
-      const Tensor gates = select(input, 1, t) + matmul(h, w_h);
-      const Tensor i = sigmoid(slice(gates, 1, 0, H)), f = sigmoid(slice(gates, 1, H, 2 * H)),
-                   g = tanh(slice(gates, 1, 2 * H, 3 * H)), o = sigmoid(slice(gates, 1, 3 * H, 4 * H));
-      c = f * c + i * g;
-      hs.push_back(h = o * tanh(c));
-    }
-    return stack(hs, 1);
+  if (const Backend* fast = fast_backend()) return fast->lstm(x, h0, c0, w_x, w_h, b);
+  // gates = x_t W_x + h_{t-1} W_h + b = [i | f | g | o]; c_t = f c_{t-1} + i g, h_t = o tanh(c_t)
+  const Tensor input = linear(x, w_x, b);  // (B, T, 4H)
+  std::vector<Tensor> hs;
+  Tensor h = h0, c = c0;
+  for (int t = 0; t < x.size(1); ++t) {
+    const Tensor gates = select(input, 1, t) + matmul(h, w_h);
+    const Tensor i = sigmoid(slice(gates, 1, 0, H)), f = sigmoid(slice(gates, 1, H, 2 * H)),
+                 g = tanh(slice(gates, 1, 2 * H, 3 * H)), o = sigmoid(slice(gates, 1, 3 * H, 4 * H));
+    c = f * c + i * g;
+    hs.push_back(h = o * tanh(c));
   }
-  Tensor out = Tensor::make_result("lstm", {B, T, H}, {&x, &h0, &c0, &w_x, &w_h, &b}, Fill::uninitialized);
-  const Scalar *px = x.data().data(), *ph0 = h0.data().data(), *pc0 = c0.data().data(), *pwx = w_x.data().data(),
-               *pwh = w_h.data().data(), *pb = b.data().data();
-  Saved saved = fast->lstm_forward(px, ph0, pc0, pwx, pwh, pb, out.data().data(), B, T, I, H);
-  if (out.records()) {
-    out.set_backward([xn = x.node(), h0n = h0.node(), c0n = c0.node(), wxn = w_x.node(), whn = w_h.node(),
-                      bn = b.node(), on = out.node(), fast, saved, B, T, I, H] {
-      fast->lstm_backward(saved, wxn->data.data(), whn->data.data(), on->grad.data(), grad_target(*xn),
-                          grad_target(*h0n), grad_target(*c0n), grad_target(*wxn), grad_target(*whn), grad_target(*bn),
-                          B, T, I, H);
-    });
-  }
-  return out;
+  return stack(hs, 1);
 }
 
 // x (B, T, I), h0 (B, H), W_x (I, 3H), W_h (H, 3H), b_x and b_h (3H) -> (B, T, H)
@@ -123,36 +83,20 @@ Tensor gru(const Tensor& x, const Tensor& h0, const Tensor& w_x, const Tensor& w
   const int H = check_cell("gru", x, w_x, w_h, {&h0}, 3);
   check_bias("gru", b_x, 3 * H);
   check_bias("gru", b_h, 3 * H);
-  const int B = x.size(0), T = x.size(1), I = x.size(2);
-  const KernelTable* fast = fast_kernels();
-  if (!fast) {  // the composition: the cell, step after step
-    // gx = x_t W_x + b_x, gh = h_{t-1} W_h + b_h, each [r | z | n];
-    // r, z = sigmoid(gx + gh), n = tanh(gx_n + r gh_n), h_t = (1 - z) n + z h_{t-1}
-    const Tensor input = linear(x, w_x, b_x);  // (B, T, 3H)
-    std::vector<Tensor> hs;
-    Tensor h = h0;
-    for (int t = 0; t < T; ++t) {
-      const Tensor gx = select(input, 1, t), gh = linear(h, w_h, b_h);
-      const Tensor r = sigmoid(slice(gx, 1, 0, H) + slice(gh, 1, 0, H));
-      const Tensor z = sigmoid(slice(gx, 1, H, 2 * H) + slice(gh, 1, H, 2 * H));
-      const Tensor n = tanh(slice(gx, 1, 2 * H, 3 * H) + r * slice(gh, 1, 2 * H, 3 * H));
-      hs.push_back(h = n + z * (h - n));
-    }
-    return stack(hs, 1);
+  if (const Backend* fast = fast_backend()) return fast->gru(x, h0, w_x, w_h, b_x, b_h);
+  // gx = x_t W_x + b_x, gh = h_{t-1} W_h + b_h, each [r | z | n];
+  // r, z = sigmoid(gx + gh), n = tanh(gx_n + r gh_n), h_t = (1 - z) n + z h_{t-1}
+  const Tensor input = linear(x, w_x, b_x);  // (B, T, 3H)
+  std::vector<Tensor> hs;
+  Tensor h = h0;
+  for (int t = 0; t < x.size(1); ++t) {
+    const Tensor gx = select(input, 1, t), gh = linear(h, w_h, b_h);
+    const Tensor r = sigmoid(slice(gx, 1, 0, H) + slice(gh, 1, 0, H));
+    const Tensor z = sigmoid(slice(gx, 1, H, 2 * H) + slice(gh, 1, H, 2 * H));
+    const Tensor n = tanh(slice(gx, 1, 2 * H, 3 * H) + r * slice(gh, 1, 2 * H, 3 * H));
+    hs.push_back(h = n + z * (h - n));
   }
-  Tensor out = Tensor::make_result("gru", {B, T, H}, {&x, &h0, &w_x, &w_h, &b_x, &b_h}, Fill::uninitialized);
-  const Scalar *px = x.data().data(), *ph0 = h0.data().data(), *pwx = w_x.data().data(), *pwh = w_h.data().data(),
-               *pbx = b_x.data().data(), *pbh = b_h.data().data();
-  Saved saved = fast->gru_forward(px, ph0, pwx, pwh, pbx, pbh, out.data().data(), B, T, I, H);
-  if (out.records()) {
-    out.set_backward([xn = x.node(), h0n = h0.node(), wxn = w_x.node(), whn = w_h.node(), bxn = b_x.node(),
-                      bhn = b_h.node(), on = out.node(), fast, saved, B, T, I, H] {
-      fast->gru_backward(saved, wxn->data.data(), whn->data.data(), on->grad.data(), grad_target(*xn),
-                         grad_target(*h0n), grad_target(*wxn), grad_target(*whn), grad_target(*bxn), grad_target(*bhn),
-                         B, T, I, H);
-    });
-  }
-  return out;
+  return stack(hs, 1);
 }
 
 }  // namespace ag::inline AG_PRECISION

@@ -1,7 +1,6 @@
 // Ops that move values around without arithmetic: their backward moves the
 // gradient back to where each value came from.
 #include <algorithm>
-#include <cstring>
 
 #include "autograd/op_helpers.h"
 #include "autograd/ops.h"

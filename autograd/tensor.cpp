@@ -2,10 +2,9 @@
 #include "autograd/tensor.h"
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
 
-#include "autograd/buffers.h"
+#include "autograd/backend.h"
 
 namespace ag::inline AG_PRECISION {
 

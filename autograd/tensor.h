@@ -46,23 +46,19 @@ struct Node {
   Node() = default;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
-  ~Node();  // iterative, so that freeing a 10,000-step chain cannot overflow the stack;
-            // hands data and grad to the buffer pool (buffers.cpp) for the next step's nodes
+  ~Node();  // iterative, so that freeing a 10,000-step chain cannot overflow the stack
 };
 
 // What a new op result holds before the op fills it: zeros, or (for an op that
 // writes every element) whatever a recycled buffer held, which saves a pass.
 enum class Fill { zeros, uninitialized };
 
-// Training allocates the same buffers step after step. Nodes hand theirs back
-// to a pool when they die and the next step's nodes of the same size take them
-// (buffers.cpp). This empties the pool, returning its memory, when the sizes
-// are about to change for good (another model, another sequence length).
+// A backend may keep the buffers of dead nodes for the next step's (backend.h):
+// this frees them, when the sizes are about to change for good; the bytes held now.
 void release_buffers();
-std::size_t pooled_bytes();  // memory the pool holds now
-// For tests: fill every buffer handed out with unspecified contents with NaN,
-// so that an op reading what it never wrote shows in its results. Starts on
-// when the environment sets SEQGRAD_POISON_BUFFERS=1 (the sanitizer suite does).
+std::size_t pooled_bytes();
+// For tests: every buffer handed out unfilled is NaN, so that an op reading
+// what it never wrote shows in its results. On when SEQGRAD_POISON_BUFFERS=1.
 void poison_buffers(bool on);
 
 class Tensor {
@@ -147,17 +143,12 @@ class Tensor {
 Scalar* grad_into(Node& x, Fill fill = Fill::uninitialized);
 void grad_pass(Node& x);
 
-// The one fast path, for the fast kernels that can add a result into their
-// destination as they write it (c += a @ b in the product's last step): when
-// an earlier op's contribution to x is already there, grad_target(x) hands
-// over x's gradient itself, to add to, instead of a buffer of its own that
-// the engine adds in afterwards: a pass over memory saved each time, which
-// matters where the residual stream feeds four ops. Otherwise it is
-// grad_into(x, fill): with Fill::uninitialized, write; with Fill::zeros (an op
-// that adds its contribution in pieces: a bias summed over rows, embedding
-// rows, a slice) the buffer starts at zero and `add` is true, so it adds.
-// An input met twice by one op still gets a buffer of its own the second
-// time, so the order of the op's loops never matters.
+// The one fast path, for an op that can add its result into the destination
+// as it writes it: when an earlier op's contribution to x is already there,
+// grad_target(x) hands over x's gradient itself, to add to (a pass over memory
+// saved, where the residual stream feeds four ops). Otherwise it is
+// grad_into(x, fill), and `add` is true with Fill::zeros. An input met twice
+// by one op gets a buffer of its own the second time.
 struct GradTarget {
   Scalar* data = nullptr;  // nullptr: x needs no gradient
   bool add = false;        // add (+=) to what is there, else write (=)

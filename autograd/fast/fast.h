@@ -1,16 +1,15 @@
-// The fast versions of the core's ops (autograd/reference/reference.h and the
-// compositions of ops_*.cpp):
-// the same results, to float rounding, from the kernels of kernels.h and
-// rows.h (register tiles, rows in lanes, blocks that skip the masked
-// future, fewer passes over memory). The signatures are the reference's but
-// for two things: a gradient the kernel can add into as it writes it is a
-// GradTarget (tensor.h: the engine's one fast path), and where a fast version
-// keeps more for its backward than the reference does, it says so. The tests
-// compare every one of them with its reference.
+// The fast versions of the core's ops (the plain loops and the compositions
+// of autograd/ops_*.cpp), on raw row-major arrays: the same results, to float
+// rounding, from the kernels of kernels.h and rows.h (register tiles, rows in
+// lanes, blocks that skip the masked future, fewer passes over memory). A
+// gradient the kernel can add into as it writes it is a GradTarget (tensor.h:
+// the engine's one fast path). ops.cpp makes each one node of the graph; the
+// tests compare every op with the core's.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "autograd/tensor.h"
@@ -43,6 +42,10 @@ void pool_recycle(std::vector<Scalar>& v);
 void pool_next_step();
 void pool_release();
 std::size_t pool_bytes();
+// A buffer that an op keeps for its backward (not a node's data), taken as
+// the core takes its arrays: it is handed back when its last holder, the
+// backward closure, lets it go.
+std::shared_ptr<std::vector<Scalar>> take_scratch(std::size_t n);
 
 // The products and the FFN (matrix.cpp): the reference's signatures.
 void matmul_forward(const Scalar* a, const Scalar* b, Scalar* c, int M, int K, int N);

@@ -4,7 +4,6 @@
 // multiply-adds instead of one. The inner loops have fixed trip counts and no
 // dependences, which the compiler turns into SIMD instructions.
 #include "autograd/fast/kernels.h"
-#include "autograd/backend.h"
 #include "autograd/fast/gemm_impl.h"
 
 #include "autograd/fast/parallel.h"
@@ -63,7 +62,7 @@ constexpr int kDirectColumns = 256;
 
 std::atomic<std::uint64_t> g_thread_ns{0};
 
-// The rows of product_shapes (backend.h), by kind and shape.
+// The rows of product_shapes (kernels.h), by kind and shape.
 std::atomic<bool> g_shape_timing{false};
 struct Shapes {
   std::mutex mutex;
@@ -317,7 +316,7 @@ void matmul_nt_acc_reference(const Scalar* a, const Scalar* b, Scalar* c, int M,
 
 }  // namespace ag::inline AG_PRECISION::kernels
 
-// The meters of backend.h, as this backend offers them (install.cpp).
+// The meters (kernels.h), read by bench through src/runtime/.
 namespace ag::inline AG_PRECISION::kernels {
 
 std::uint64_t flops_so_far() { return matmul_flops().load(); }

@@ -5,9 +5,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "autograd/backend.h"
 #include "autograd/scalar.h"
 
 namespace ag::inline AG_PRECISION::kernels {
@@ -112,8 +112,15 @@ double matmul_thread_seconds();
 // Which build of the matmul kernel this CPU runs: "avx512" or "generic" (the project's target).
 const char* kernel_name();
 
-// The rest of the meters that backend.h reads: the FLOPs so far, and the
-// products' time by kind and shape while shape timing (and matmul timing) is on.
+// The rest of the meters that bench reads (through src/runtime/): the FLOPs so
+// far, and the products' time by kind and shape while shape timing (and matmul
+// timing) is on.
+struct ProductShape {
+  std::string kind;  // "a b", "a b + bias", "a^T b", "a b^T", "strided", "gated" (ReLU's backward)
+  int M = 0, K = 0, N = 0;
+  long calls = 0;
+  double thread_seconds = 0;
+};
 std::uint64_t flops_so_far();
 void set_shape_timing(bool on);
 std::vector<ProductShape> product_shapes();

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <memory>
 
-#include "autograd/buffers.h"
 #include "autograd/fast/fast.h"
 #include "autograd/fast/kernels.h"
 #include "autograd/fast/rows.h"
@@ -59,17 +58,17 @@ void feed_forward_backward(const Scalar* x, const Scalar* w1, const Scalar* w2, 
   if (!dw1.data && !dx.data && !db1.data) return;
   Scalar* db1_sum = sum_into(db1, static_cast<std::size_t>(F));  // the blocks' column sums add up in it
   const int block = std::min(M, kBlockRows);
-  std::shared_ptr<std::vector<Scalar>> dhidden = detail::take_scratch(static_cast<std::size_t>(block) * F);
+  std::shared_ptr<std::vector<Scalar>> dhidden = take_scratch(static_cast<std::size_t>(block) * F);
   Scalar* dh = dhidden->data();
   // w2^T and w1^T, made once for all the blocks, and the kernel's copy of
   // their panels too (each block's product copied them again: 2 MiB a block,
   // 16 MiB a layer of the wide workload)
-  std::shared_ptr<std::vector<Scalar>> w2t = detail::take_scratch(static_cast<std::size_t>(N) * F), w1t;
+  std::shared_ptr<std::vector<Scalar>> w2t = take_scratch(static_cast<std::size_t>(N) * F), w1t;
   thread_local kernels::PackedPanels w2t_panels, w1t_panels;
   kernels::transpose(w2, N, w2t->data(), F, N);
   kernels::pack_panels(w2t->data(), F, N, F, w2t_panels);
   if (dx.data) {
-    w1t = detail::take_scratch(static_cast<std::size_t>(F) * C);
+    w1t = take_scratch(static_cast<std::size_t>(F) * C);
     kernels::transpose(w1, F, w1t->data(), C, F);
     kernels::pack_panels(w1t->data(), C, F, C, w1t_panels);
   }

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/backend.h"
 #include "autograd/fast/fast.h"
 
 namespace ag::inline AG_PRECISION::fast {
@@ -91,5 +92,12 @@ void pool_release() {
 }
 
 std::size_t pool_bytes() { return pool_gone ? 0 : pool().bytes; }
+
+std::shared_ptr<std::vector<Scalar>> take_scratch(std::size_t n) {
+  return {new std::vector<Scalar>(detail::take_buffer(n)), [](std::vector<Scalar>* v) {
+            detail::recycle(*v);
+            delete v;
+          }};
+}
 
 }  // namespace ag::inline AG_PRECISION::fast

@@ -1,6 +1,6 @@
 // The fast path's row kernels (rows.cpp): softmax and layer norm with each
-// row's sums in eight lanes, and a bias's gradient. The plain versions are in
-// reference/; fast_rows.cpp and fast_attention.cpp call these.
+// row's sums in eight lanes, and a bias's gradient. The plain versions are the
+// core's (autograd/ops_nn.cpp); norms.cpp, matrix.cpp and attention.cpp call these.
 #pragma once
 
 #include <cstddef>

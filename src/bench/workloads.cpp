@@ -6,8 +6,8 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "autograd/backend.h"
 #include "src/nn/optim.h"
+#include "src/runtime/runtime.h"
 
 namespace seqgrad::bench {
 
@@ -116,15 +116,15 @@ Workload find_workload(const std::string& name) {
 
 BenchResult run_workload(const Workload& w, int steps, int threads, bool shapes) {
   if (steps < 1) throw std::invalid_argument("--steps must be positive");
-  ag::set_num_threads(threads);
+  seqgrad::runtime::set_threads(threads);
   ag::release_buffers();  // the last workload's sizes are not this one's
   StepTimer s(w.model, w.batch, w.len);
   for (int i = 0; i < 3; ++i) s.step();  // warm up: first allocations, caches
-  const std::uint64_t before = ag::matmul_flops();
+  const std::uint64_t before = seqgrad::runtime::matmul_flops();
   s.step();
   BenchResult r;
   r.workload = w.name, r.threads = threads, r.steps = steps, r.batch = w.batch, r.len = w.len;
-  r.flops_matmul = static_cast<double>(ag::matmul_flops() - before);
+  r.flops_matmul = static_cast<double>(seqgrad::runtime::matmul_flops() - before);
   r.flops = r.flops_matmul + elementwise_flops(s);
   // The steps are timed as they run in training, then run again with each
   // product's own time taken: two clock reads a product, and a step of the
@@ -132,15 +132,15 @@ BenchResult run_workload(const Workload& w, int steps, int threads, bool shapes)
   // small blocks (timed together, its steps were about 1% slower).
   std::vector<double> ms;
   for (int i = 0; i < steps; ++i) ms.push_back(s.step());
-  ag::set_matmul_timing(true);
-  ag::clear_product_shapes();
-  ag::set_shape_timing(shapes);
-  const double seconds_before = ag::matmul_thread_seconds();
+  seqgrad::runtime::set_matmul_timing(true);
+  seqgrad::runtime::clear_product_shapes();
+  seqgrad::runtime::set_shape_timing(shapes);
+  const double seconds_before = seqgrad::runtime::matmul_thread_seconds();
   for (int i = 0; i < steps; ++i) s.step();
-  const double matmul_seconds = ag::matmul_thread_seconds() - seconds_before;
-  ag::set_shape_timing(false);
-  ag::set_matmul_timing(false);
-  if (shapes) r.shapes = ag::product_shapes();
+  const double matmul_seconds = seqgrad::runtime::matmul_thread_seconds() - seconds_before;
+  seqgrad::runtime::set_shape_timing(false);
+  seqgrad::runtime::set_matmul_timing(false);
+  if (shapes) r.shapes = seqgrad::runtime::product_shapes();
   if (matmul_seconds > 0) r.matmul_gflops = r.flops_matmul * steps / matmul_seconds / 1e9;
   r.ms_median = percentile(ms, 0.5);
   r.ms_p10 = percentile(ms, 0.1);
@@ -148,17 +148,17 @@ BenchResult run_workload(const Workload& w, int steps, int threads, bool shapes)
   r.tokens_per_s = w.batch * w.len / (r.ms_median / 1000);
   r.gflops = r.flops / (r.ms_median / 1000) / 1e9;
   r.peak_rss_mib = peak_rss_mib();
-  ag::set_num_threads(1);
+  seqgrad::runtime::set_threads(1);
   return r;
 }
 
 double measure_fma_peak() {
-  constexpr long kRounds = 1 << 20;  // a few milliseconds each
-  ag::fma_loop_flops(kRounds);       // the first one wakes the core up to its clock
+  constexpr long kRounds = 1 << 20;           // a few milliseconds each
+  seqgrad::runtime::fma_loop_flops(kRounds);  // the first one wakes the core up to its clock
   double best = 0;
   for (int i = 0; i < 8; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    const double flops = ag::fma_loop_flops(kRounds);
+    const double flops = seqgrad::runtime::fma_loop_flops(kRounds);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best = std::max(best, flops / s / 1e9);
   }
@@ -177,15 +177,15 @@ std::vector<SweepPoint> sweep_len(int max_len, int batch, int steps) {
 }
 
 StepTiming time_steps(const nn::ModelConfig& model, int batch, int len, int steps, int threads) {
-  ag::set_num_threads(threads);
+  seqgrad::runtime::set_threads(threads);
   ag::release_buffers();
   StepTimer s(model, batch, len);
   for (int i = 0; i < 3; ++i) s.step();  // warm up: first allocations, caches
-  const std::uint64_t before = ag::matmul_flops();
+  const std::uint64_t before = seqgrad::runtime::matmul_flops();
   std::vector<double> ms{s.step()};
-  const double flops = static_cast<double>(ag::matmul_flops() - before);
+  const double flops = static_cast<double>(seqgrad::runtime::matmul_flops() - before);
   for (int i = 1; i < steps; ++i) ms.push_back(s.step());
-  ag::set_num_threads(1);
+  seqgrad::runtime::set_threads(1);
   return {percentile(ms, 0.5), *std::min_element(ms.begin(), ms.end()), flops};
 }
 

@@ -3,7 +3,7 @@
 // Adam update (lr 1e-3), on random tokens from a fixed seed.
 #pragma once
 
-#include "autograd/backend.h"
+#include "src/runtime/runtime.h"
 
 #include <string>
 #include <vector>
@@ -32,7 +32,8 @@ struct BenchResult {
   double gflops = 0;         // flops / median step time
   double matmul_gflops = 0;  // in the products alone: their FLOPs / the time spent in them, per thread
   double peak_rss_mib = 0;   // of the process so far
-  std::vector<ag::ProductShape> shapes;  // with `shapes`: the products by kind and shape, over the timing steps
+  std::vector<seqgrad::runtime::ProductShape>
+      shapes;  // with `shapes`: the products by kind and shape, over the timing steps
 };
 
 // With `shapes`, the steps that time the products also time them by kind and shape.

@@ -4,11 +4,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "autograd/backend.h"
 #include "src/bench/reference.h"
 #include "src/bench/workloads.h"
 #include "src/cli/commands.h"
 #include "src/report/terminal.h"
+#include "src/runtime/runtime.h"
 
 namespace seqgrad::cli {
 
@@ -26,14 +26,14 @@ struct BenchArgs {
 // that take 1% of the products' time or more, the rest summed in one line.
 void print_shapes(std::FILE* human, const bench::BenchResult& r, nlohmann::json& out) {
   double total = 0;
-  for (const ag::ProductShape& p : r.shapes) total += p.thread_seconds;
+  for (const seqgrad::runtime::ProductShape& p : r.shapes) total += p.thread_seconds;
   if (total <= 0) return;
   fmt::print(human, "  {}'s products by shape, a step ({} thread(s)):\n  {:<12} {:>18} {:>7} {:>10} {:>9} {:>7}\n",
              r.workload, r.threads, "kind", "M x K x N", "calls", "thread ms", "GFLOP/s", "share");
   nlohmann::json rows = nlohmann::json::array();
   double rest = 0;
   int rest_rows = 0;
-  for (const ag::ProductShape& p : r.shapes) {
+  for (const seqgrad::runtime::ProductShape& p : r.shapes) {
     const double ms = 1e3 * p.thread_seconds / r.steps;
     const double gflops = 2.0 * p.M * p.K * p.N * static_cast<double>(p.calls) / p.thread_seconds / 1e9;
     rows.push_back({{"kind", p.kind},
@@ -77,7 +77,7 @@ int run_bench_against_reference(const BenchArgs& a, const std::string& build, st
 
 int run_bench(const BenchArgs& a) {
   std::FILE* human = a.json ? stderr : stdout;
-  const std::string build = bench::build_description() + "; matmul kernel: " + ag::matmul_kernel();
+  const std::string build = bench::build_description() + "; matmul kernel: " + seqgrad::runtime::matmul_kernel();
   if (!a.reference.empty() && !a.sweep.empty())
     throw std::invalid_argument("--reference times the standard workloads; it does not go with --sweep");
   if (!a.reference.empty()) return run_bench_against_reference(a, build, human);

@@ -56,9 +56,8 @@ int main(int argc, char** argv) {
   seqgrad::cli::add_lab_commands(app, commands);
   seqgrad::cli::add_exercise_commands(app, commands);
 
-  // Every command that computes can run through the plain reference ops
-  // instead of the fast kernels (autograd/reference/); the environment's
-  // SEQGRAD_KERNELS sets the default.
+  // Every command that computes can run through the core's own plain ops
+  // instead of the fast backend's; the environment's SEQGRAD_KERNELS sets the default.
   std::string kernels =
       ag::to_string(seqgrad::runtime::fast_backend_built() ? ag::KernelPath::fast : ag::KernelPath::reference);
   if (const char* env = std::getenv("SEQGRAD_KERNELS")) {
@@ -72,7 +71,7 @@ int main(int argc, char** argv) {
   for (const auto& [sub, run] : commands) {
     if (sub->get_name() == "make-data" || sub->get_name() == "exercise") continue;
     sub->add_option("--kernels", kernels,
-                    "the ops' implementation: fast, or reference (the plain loops of autograd/reference/)")
+                    "the ops' implementation: fast, or reference (the core's plain loops, autograd/)")
         ->check(CLI::IsMember({"fast", "reference"}))
         ->capture_default_str();
   }

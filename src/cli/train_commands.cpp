@@ -10,9 +10,9 @@
 
 #include <filesystem>
 #include <fstream>
-#include "autograd/backend.h"
 #include "src/cli/commands.h"
 #include "src/io/files.h"
+#include "src/runtime/runtime.h"
 #include "src/tasks/eval_sets.h"
 #include "src/tasks/toy_language.h"
 #include "src/train/checkpoint.h"
@@ -139,7 +139,7 @@ int run_train(TrainArgs a) {
 
   std::FILE* human = a.json ? stderr : stdout;
   check_save_grads(a.save_grads, a.out.empty() ? a.resume : a.out, c.task);
-  ag::set_num_threads(a.threads);
+  seqgrad::runtime::set_threads(a.threads);
   g_stop = false;
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "autograd/backend.h"
+#include "src/runtime/runtime.h"
 #include "src/train/loss.h"
 #include "src/train/run.h"
 
@@ -33,9 +33,9 @@ double flops_per_step(const train::TrainConfig& config, const std::shared_ptr<ta
   const train::Run run = train::make_run(config, task);
   ag::Rng rng(config.seed);
   const tasks::Batch batch = task->sample(config.batch, rng);
-  const std::uint64_t before = ag::matmul_flops();
+  const std::uint64_t before = seqgrad::runtime::matmul_flops();
   train::score_batch(*run.model, task->info(), batch).loss.backward();
-  return static_cast<double>(ag::matmul_flops() - before);
+  return static_cast<double>(seqgrad::runtime::matmul_flops() - before);
 }
 
 // Accuracy against distance: recall is re-asked at every power-of-two distance

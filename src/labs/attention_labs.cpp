@@ -11,11 +11,11 @@
 #include <set>
 #include <string_view>
 
-#include "autograd/backend.h"
 #include "autograd/ops.h"
 #include "src/labs/registry.h"
 #include "src/nn/model.h"
 #include "src/report/svg.h"
+#include "src/runtime/runtime.h"
 
 namespace seqgrad::labs {
 
@@ -389,7 +389,7 @@ std::pair<double, double> fastest_run(Work work) {
   work();
   int k = 1;
   while (round(k) < 2 && k < (1 << 16)) k *= 2;
-  const std::uint64_t before = ag::matmul_flops();
+  const std::uint64_t before = seqgrad::runtime::matmul_flops();
   const auto start = Clock::now();
   double fastest = 1e300;
   long runs = 0;
@@ -397,13 +397,13 @@ std::pair<double, double> fastest_run(Work work) {
     fastest = std::min(fastest, round(k) / k);
     runs += k;
   } while (runs < 3L * k || Clock::now() - start < std::chrono::milliseconds(200));
-  return {static_cast<double>(ag::matmul_flops() - before) / static_cast<double>(runs), fastest};
+  return {static_cast<double>(seqgrad::runtime::matmul_flops() - before) / static_cast<double>(runs), fastest};
 }
 
 // Attention's score matrix at n and 10 n tokens against the RNN's steps: counted
 // FLOPs and measured time (the fastest of many runs).
 LabResult quadratic_cost() {
-  if (!ag::flops_counted())
+  if (!seqgrad::runtime::flops_counted())
     throw std::runtime_error(
         "quadratic-cost counts the products' FLOPs, which only the fast kernels count: run it on the fast build, "
         "without "
@@ -456,7 +456,7 @@ LabResult quadratic_cost() {
 // width 64 and at the paper's 512, lengths 64 to 4096; attention's core (the scores, the softmax and the weighted
 // sum) against the whole layer, in counted FLOPs and in time.
 LabResult attention_share() {
-  if (!ag::flops_counted())
+  if (!seqgrad::runtime::flops_counted())
     throw std::runtime_error(
         "attention-share counts the products' FLOPs, which only the fast kernels count: run it on the fast build, "
         "without --kernels reference");

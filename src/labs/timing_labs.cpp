@@ -9,10 +9,10 @@
 #include <limits>
 #include <map>
 
-#include "autograd/backend.h"
 #include "src/bench/workloads.h"
 #include "src/inspect/paths.h"
 #include "src/labs/registry.h"
+#include "src/runtime/runtime.h"
 
 namespace seqgrad::labs {
 
@@ -57,12 +57,12 @@ double second_core_cost() {
     std::vector<double> wall, off_core;  // each try's time; its slowest thread's time over its CPU time
   };
   const auto run = [&](int threads) {
-    ag::set_num_threads(threads);
+    seqgrad::runtime::set_threads(threads);
     Tries out;
     for (int k = -1; k < 7; ++k) {  // try -1 wakes the threads and the core up, and is not counted
       std::vector<double> ratio(static_cast<std::size_t>(threads), 1.0);
       const auto t0 = std::chrono::steady_clock::now();
-      ag::for_range(threads, [&](int begin, int end) {
+      seqgrad::runtime::parallel_for(threads, [&](int begin, int end) {
         for (int i = begin; i < end; ++i) {
           const auto w0 = std::chrono::steady_clock::now();
           const double c0 = thread_cpu_seconds();
@@ -76,7 +76,7 @@ double second_core_cost() {
       out.wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       out.off_core.push_back(*std::max_element(ratio.begin(), ratio.end()));
     }
-    ag::set_num_threads(1);
+    seqgrad::runtime::set_threads(1);
     return out;
   };
   const Tries one = run(1), two = run(2);
@@ -93,7 +93,7 @@ std::string flops_text(double f) {
 // the autograd graph), the FLOPs of the matrix products, and the fastest of 9
 // steps (twice over) on one thread and on two.
 LabResult sequential_time() {
-  if (!ag::flops_counted())
+  if (!seqgrad::runtime::flops_counted())
     throw std::runtime_error(
         "sequential-time counts the products' FLOPs, which only the fast kernels count: run it on the fast build, "
         "without "

@@ -2,8 +2,8 @@
 #include <cmath>
 #include "seqgrad_catch.hpp"
 
-#include "autograd/backend.h"
 #include "src/nn/optim.h"
+#include "src/runtime/runtime.h"
 
 using namespace seqgrad::nn;
 
@@ -62,13 +62,13 @@ TEST_CASE("a large parameter updated by two threads: the same bits as by one, fo
     c.weight_decay = 0.01;
     std::vector<ag::Scalar> after[2];
     for (const int threads : {1, 2}) {
-      ag::set_num_threads(threads);
+      seqgrad::runtime::set_threads(threads);
       ag::Tensor p = param_with_grad(w, g);
       Optimizer opt({{"p", p}}, c);
       for (int step = 0; step < 3; ++step) opt.step(0.01);
       after[threads - 1] = p.data();
     }
-    ag::set_num_threads(1);
+    seqgrad::runtime::set_threads(1);
     INFO("kind " << static_cast<int>(kind));
     CHECK(after[0] != w);  // it moved
     CHECK(after[0] == after[1]);
@@ -85,7 +85,7 @@ TEST_CASE("many small parameters shared by two threads: each updated once, as by
   OptimizerConfig c;  // Adam, no weight decay
   std::vector<std::vector<ag::Scalar>> after[2];
   for (const int threads : {1, 2}) {
-    ag::set_num_threads(threads);
+    seqgrad::runtime::set_threads(threads);
     std::vector<std::pair<std::string, ag::Tensor>> params;
     for (int k = 0; k < kParams; ++k) {
       std::vector<ag::Scalar> w(kSize), g(kSize);
@@ -100,7 +100,7 @@ TEST_CASE("many small parameters shared by two threads: each updated once, as by
     opt.step(0.01);
     for (const auto& [name, p] : params) after[threads - 1].push_back(p.data());
   }
-  ag::set_num_threads(1);
+  seqgrad::runtime::set_threads(1);
   REQUIRE(after[0].size() == kParams);
   CHECK(after[0] == after[1]);
   // The first step of Adam moves an element by lr g / (|g| + eps): by lr, against its gradient's sign, unless tiny.

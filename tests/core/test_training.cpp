@@ -5,6 +5,7 @@
 
 #include "../temp_path.h"
 #include "autograd/backend.h"
+#include "src/runtime/runtime.h"
 #include "src/train/checkpoint.h"
 #include "src/train/loss.h"
 #include "src/train/trainer.h"
@@ -173,9 +174,9 @@ TEST_CASE("two threads give bitwise the same loss curve as one", "[training][thr
     c.model.d_model = 64;  // large enough for the kernels to split their work
     c.batch = 32;
     const train::TrainResult one = train::run_training(c, {});
-    ag::set_num_threads(2);
+    seqgrad::runtime::set_threads(2);
     const train::TrainResult two = train::run_training(c, {});
-    ag::set_num_threads(1);
+    seqgrad::runtime::set_threads(1);
     CHECK(losses(one) == losses(two));
     CHECK(one.eval.loss == two.eval.loss);
   }

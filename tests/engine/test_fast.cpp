@@ -53,7 +53,7 @@ TEST_CASE("layer norm eight rows at a time: the bits of one row at a time, forwa
   const std::tuple<std::size_t, std::size_t, int> cases[] = {{19, 24, 1},   {19, 13, 1},   {300, 264, 1},
                                                              {300, 264, 2}, {1100, 72, 1}, {1100, 72, 2}};
   for (const auto& [rows, C, threads] : cases) {
-    ag::set_num_threads(threads);
+    ag::set_pool_threads(threads);
     std::vector<ag::Scalar> x(rows * C), g(rows * C), gamma(C), beta(C);
     for (auto* v : {&x, &g, &gamma, &beta})
       for (auto& e : *v) e = static_cast<ag::Scalar>(rng.normal() * 2 + 0.5);
@@ -69,7 +69,7 @@ TEST_CASE("layer norm eight rows at a time: the bits of one row at a time, forwa
     std::vector<ag::Scalar> dgamma(C, 1), dbeta(C, 1), dx(rows * C, 3), dgamma1(C, 1), dbeta1(C, 1), dx1(rows * C, 3);
     ag::detail::layer_norm_backward_rows(x.data(), g.data(), gamma.data(), mean.data(), rstd.data(), dgamma.data(),
                                          dbeta.data(), dx.data(), false, rows, C);
-    ag::set_num_threads(1);
+    ag::set_pool_threads(1);
     for (std::size_t r = 0; r < rows; ++r)
       ag::detail::layer_norm_backward_rows(x.data() + r * C, g.data() + r * C, gamma.data(), &mean[r], &rstd[r],
                                            dgamma1.data(), dbeta1.data(), dx1.data() + r * C, false, 1, C);
@@ -88,9 +88,9 @@ TEST_CASE("a bias's gradient, the column sums: rows added one after the other, e
   for (const auto& [M, N, threads] : cases) {
     std::vector<ag::Scalar> dy(static_cast<std::size_t>(M) * N), db(N, 0.5), by_row(N, 0.5);
     for (auto& v : dy) v = static_cast<ag::Scalar>(rng.normal() * 3);
-    ag::set_num_threads(threads);
+    ag::set_pool_threads(threads);
     ag::detail::add_column_sums(dy.data(), db.data(), M, N);
-    ag::set_num_threads(1);
+    ag::set_pool_threads(1);
     for (int r = 0; r < M; ++r)
       for (int j = 0; j < N; ++j) by_row[static_cast<std::size_t>(j)] += dy[static_cast<std::size_t>(r) * N + j];
     INFO(M << " rows, " << N << " columns, threads " << threads);
@@ -112,7 +112,7 @@ TEST_CASE("element-wise ops shared by two threads: the same bits as one, broadca
   const auto xs = values(300 * 260), ys = values(260), zs = values(300 * 260);
   std::vector<ag::Scalar> out[2], dx[2], dy[2], dz[2];
   for (const int threads : {1, 2}) {
-    ag::set_num_threads(threads);
+    ag::set_pool_threads(threads);
     Tensor x = param({300, 260}, xs), y = param({260}, ys), z = param({300, 260}, zs);
     Tensor o = ag::tanh(x * y + z);
     ag::sum(o * o).backward();
@@ -121,7 +121,7 @@ TEST_CASE("element-wise ops shared by two threads: the same bits as one, broadca
     dy[threads - 1] = y.grad();
     dz[threads - 1] = z.grad();
   }
-  ag::set_num_threads(1);
+  ag::set_pool_threads(1);
   CHECK(out[0] == out[1]);
   CHECK(dx[0] == dx[1]);
   CHECK(dy[0] == dy[1]);
@@ -187,10 +187,10 @@ TEST_CASE("matmul_tn_acc with the longer side first: c^T computed and transposed
       std::vector<ag::Scalar> direct(sz(M, N), overwrite ? 0 : 0.5f);
       k::matmul_strided_acc({at.data(), 1, M}, {b.data(), N, false}, {direct.data(), N, overwrite}, M, K, N);
       for (const int threads : {1, 2}) {  // two share the packing and the transposes
-        ag::set_num_threads(threads);
+        ag::set_pool_threads(threads);
         std::vector<ag::Scalar> swapped(sz(M, N), overwrite ? std::numeric_limits<ag::Scalar>::quiet_NaN() : 0.5f);
         k::matmul_tn_acc(at.data(), b.data(), swapped.data(), M, K, N, overwrite);
-        ag::set_num_threads(1);
+        ag::set_pool_threads(1);
         int differ = 0;
         for (std::size_t i = 0; i < direct.size(); ++i) differ += !(swapped[i] == direct[i]);
         INFO("overwrite " << overwrite << ", threads " << threads);
@@ -215,14 +215,14 @@ TEST_CASE("products the threads share: the same bits from two threads as from on
       for (auto& x : *v) x = static_cast<ag::Scalar>(rng.normal());
     std::vector<ag::Scalar> nn[2], nt[2], tn[2];
     for (const int threads : {1, 2}) {
-      ag::set_num_threads(threads);
+      ag::set_pool_threads(threads);
       for (auto* c : {&nn[threads - 1], &nt[threads - 1], &tn[threads - 1]})
         c->assign(static_cast<std::size_t>(M) * N, 0.25f);
       k::matmul_acc(a.data(), b.data(), nn[threads - 1].data(), M, K, N);
       k::matmul_nt_acc(a.data(), b.data(), nt[threads - 1].data(), M, K, N);  // b read as (N, K)
       k::matmul_tn_acc(at.data(), b.data(), tn[threads - 1].data(), M, K, N);
     }
-    ag::set_num_threads(1);
+    ag::set_pool_threads(1);
     INFO(M << "x" << K << "x" << N);
     CHECK(nn[0] == nn[1]);
     CHECK(nt[0] == nt[1]);
@@ -258,11 +258,11 @@ TEST_CASE("a product given b's panels copied once: the same bits as one that cop
       std::vector<ag::Scalar> copying(static_cast<std::size_t>(M) * N, 0.25f);
       k::matmul_strided_acc({a.data(), K, 1}, {b.data(), N, false}, {copying.data(), N, false}, M, K, N, g);
       for (const int threads : {1, 2}) {
-        ag::set_num_threads(threads);
+        ag::set_pool_threads(threads);
         std::vector<ag::Scalar> given(static_cast<std::size_t>(M) * N, 0.25f);
         k::matmul_strided_acc({a.data(), K, 1}, {b.data(), N, false, panels.panels}, {given.data(), N, false}, M, K, N,
                               g);
-        ag::set_num_threads(1);
+        ag::set_pool_threads(1);
         INFO(M << "x" << K << "x" << N << ", gated " << gated << ", threads " << threads);
         CHECK(given == copying);
       }

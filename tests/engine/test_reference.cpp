@@ -1,4 +1,4 @@
-// The fast path against the reference path (autograd/reference/): every op
+// The fast path against the reference path (the core's own ops): every op
 // that has both, at ragged shapes, forward and backward, through the same
 // graph. Both builds run these: float32 (the two agree to float rounding)
 // and float64 (to about 1e-12).
