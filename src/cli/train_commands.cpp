@@ -93,8 +93,7 @@ struct TrainArgs {
   train::TrainConfig config;
   int layers = 0;        // 0: 2 for a Transformer, 1 for a recurrent model
   std::string schedule;  // empty: warmup-rsqrt for a Transformer, constant otherwise
-  bool no_ffn = false, no_causal = false, no_scale = false, tie_qk = false, no_value = false, tie_kv = false,
-       overwrite = false;
+  bool overwrite = false;
   // The named options as typed, parsed into the config's enums in run_train.
   std::string activation = nn::choices::to_string(nn::ModelConfig{}.activation);
   std::string pos = nn::choices::to_string(nn::ModelConfig{}.pos);
@@ -129,12 +128,6 @@ int run_train(TrainArgs a) {
   c.model.activation = nn::choices::parse_activation(a.activation);
   c.model.pos = nn::choices::parse_positional_encoding(a.pos);
   c.optim.kind = nn::choices::parse_optimizer(a.optimizer);
-  c.model.ffn = !a.no_ffn;
-  c.model.causal = !a.no_causal;
-  c.model.scale_attention = !a.no_scale;
-  c.model.tie_qk = a.tie_qk;
-  c.model.value_proj = !a.no_value && !a.tie_kv;
-  c.model.tie_kv = a.tie_kv;
   if (a.resume.empty() && a.out.empty()) a.out = "runs/" + c.model.kind + "-" + c.task.name;
 
   std::FILE* human = a.json ? stderr : stdout;
@@ -232,7 +225,9 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   t->add_option("--ffn-mult", c.model.ffn_mult, "FFN width as a multiple of d_model")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  t->add_flag("--no-ffn", a->no_ffn, "leave the feed-forward network out of every block");
+  // The switches set the model's fields themselves (a --no-* flag turns its field off).
+  const auto off = [](bool& field) { return [&field](std::int64_t) { field = false; }; };
+  t->add_flag_function("--no-ffn", off(c.model.ffn), "leave the feed-forward network out of every block");
   t->add_option("--activation", a->activation, "FFN activation")
       ->check(CLI::IsMember(nn::choices::activations))
       ->capture_default_str();
@@ -240,11 +235,15 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       ->check(CLI::IsMember(nn::choices::positional_encodings))
       ->capture_default_str();
   t->add_flag("--pre-ln", c.model.pre_ln, "LayerNorm before each sublayer instead of after (post-LN, the paper's)");
-  t->add_flag("--no-causal", a->no_causal, "let every position see the whole sequence");
-  t->add_flag("--tie-qk", a->tie_qk, "one matrix for W_Q and W_K, so that Q K^T is symmetric (the qk-asymmetry lab)");
-  t->add_flag("--no-value", a->no_value, "no W_V: the values are the block's input itself, V = X (the value-proj lab)");
-  t->add_flag("--tie-kv", a->tie_kv, "no W_V: the values are the keys, V = K (the value-proj lab)");
-  t->add_flag("--no-scale", a->no_scale, "do not divide attention scores by sqrt(d_k)");
+  t->add_flag_function("--no-causal", off(c.model.causal), "let every position see the whole sequence");
+  t->add_flag("--tie-qk", c.model.tie_qk,
+              "one matrix for W_Q and W_K, so that Q K^T is symmetric (the qk-asymmetry lab)");
+  t->add_flag_function("--no-value", off(c.model.value_proj),
+                       "no W_V: the values are the block's input itself, V = X (the value-proj lab)");
+  t->add_flag_function(
+      "--tie-kv", [&c](std::int64_t) { c.model.tie_kv = true, c.model.value_proj = false; },
+      "no W_V: the values are the keys, V = K (the value-proj lab)");
+  t->add_flag_function("--no-scale", off(c.model.scale_attention), "do not divide attention scores by sqrt(d_k)");
   t->add_option("--init", c.model.init, "recurrent weight init")
       ->check(CLI::IsMember(nn::choices::recurrent_inits))
       ->capture_default_str();
@@ -312,7 +311,7 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       return;
     }
     // A fresh run: an option the chosen model or optimiser does not use is refused.
-    if (a->no_value && a->tie_kv)
+    if (t->count("--no-value") && t->count("--tie-kv"))
       throw CLI::ValidationError("--no-value and --tie-kv: choose one (the values are X, or they are the keys)");
     const std::string& kind = a->config.model.kind;
     if (kind != "transformer") {
@@ -326,7 +325,7 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
                      "has no effect on a one-layer recurrent model: it is applied between layers (add --layers 2)");
     } else {
       refuse_given(*t, {"--init"}, "is the recurrent models' (their W_h); the Transformer has no recurrent weight");
-      if (a->no_ffn) refuse_given(*t, {"--ffn-mult", "--activation"}, "has no effect with --no-ffn");
+      if (!a->config.model.ffn) refuse_given(*t, {"--ffn-mult", "--activation"}, "has no effect with --no-ffn");
     }
     if (a->optimizer != "sgd")
       refuse_given(*t, {"--momentum"}, "is SGD's: --optimizer " + a->optimizer + " does not use it");

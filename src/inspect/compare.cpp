@@ -5,7 +5,6 @@
 
 #include "src/runtime/runtime.h"
 #include "src/train/loss.h"
-#include "src/train/run.h"
 
 namespace seqgrad::inspect {
 
@@ -30,11 +29,11 @@ train::TrainConfig contender_config(const CompareConfig& c, const std::string& m
 
 // FLOPs of the matmul kernels over one training step (forward and backward) of a fresh model.
 double flops_per_step(const train::TrainConfig& config, const std::shared_ptr<tasks::Task>& task) {
-  const train::Run run = train::make_run(config, task);
+  const auto model = nn::make_model(config.model, config.seed);
   ag::Rng rng(config.seed);
   const tasks::Batch batch = task->sample(config.batch, rng);
   const std::uint64_t before = seqgrad::runtime::matmul_flops();
-  train::score_batch(*run.model, task->info(), batch).loss.backward();
+  train::score_batch(*model, task->info(), batch).loss.backward();
   return static_cast<double>(seqgrad::runtime::matmul_flops() - before);
 }
 
@@ -61,23 +60,16 @@ std::vector<DistancePoint> accuracy_by_distance(const nn::SequenceModel& model, 
 
 }  // namespace
 
-namespace {
-// The parameter count of a fresh `model` of width d_model, the task's vocabulary and outputs already known.
-long count_at(const std::string& model, const tasks::TaskOptions& task, const tasks::TaskInfo& info, int d_model) {
+long parameter_count(const std::string& model, const tasks::TaskOptions& task, const tasks::TaskInfo& info,
+                     int d_model) {
   train::TrainConfig t = train::fresh_config(model, task, d_model, 1, 0);
   train::complete_from_task(t, info);
   return static_cast<long>(nn::make_model(t.model, 0)->num_parameters());
 }
-}  // namespace
-
-long parameter_count(const std::string& model, const tasks::TaskOptions& task, const tasks::TaskInfo& info,
-                     int d_model) {
-  return count_at(model, task, info, d_model);
-}
 
 int width_for_parameters(const std::string& model, const tasks::TaskOptions& task, const tasks::TaskInfo& info,
                          long target) {
-  const auto count = [&](int width) { return count_at(model, task, info, width); };
+  const auto count = [&](int width) { return parameter_count(model, task, info, width); };
   // The count grows with the width (about as its square): bisect, then take the nearer neighbour.
   int lo = 1, hi = 2048;
   while (lo < hi) {

@@ -3,7 +3,6 @@
 #include "seqgrad_catch.hpp"
 
 #include "src/nn/optim.h"
-#include "src/runtime/runtime.h"
 
 using namespace seqgrad::nn;
 
@@ -46,63 +45,22 @@ TEST_CASE("AdamW decays weights apart from the gradient", "[optim]") {
   CHECK(p.data()[0] == Approx(2 - 0.5 * 0.1 * 2));
 }
 
-#ifdef SEQGRAD_FAST  // threads and the fast kernels: the fast build only
-TEST_CASE("a large parameter updated by two threads: the same bits as by one, for every kind", "[optim][threads]") {
-  // From 64 Ki elements a parameter's update is cut into pieces for the threads.
-  const int n = (1 << 16) + 123;  // a ragged last piece
-  std::vector<ag::Scalar> w(n), g(n);
-  for (int i = 0; i < n; ++i) {
-    w[i] = static_cast<ag::Scalar>(std::sin(0.37 * i));
-    g[i] = static_cast<ag::Scalar>(std::cos(0.11 * i) * 1e-2);
-  }
-  for (const auto kind : {choices::Optimizer::sgd, choices::Optimizer::adam, choices::Optimizer::adamw}) {
-    OptimizerConfig c;
-    c.kind = kind;
-    c.momentum = 0.9;
-    c.weight_decay = 0.01;
-    std::vector<ag::Scalar> after[2];
-    for (const int threads : {1, 2}) {
-      seqgrad::runtime::set_threads(threads);
-      ag::Tensor p = param_with_grad(w, g);
-      Optimizer opt({{"p", p}}, c);
-      for (int step = 0; step < 3; ++step) opt.step(0.01);
-      after[threads - 1] = p.data();
-    }
-    seqgrad::runtime::set_threads(1);
-    INFO("kind " << static_cast<int>(kind));
-    CHECK(after[0] != w);  // it moved
-    CHECK(after[0] == after[1]);
-  }
-}
-#endif  // SEQGRAD_FAST
-
-#ifdef SEQGRAD_FAST  // threads and the fast kernels: the fast build only
-TEST_CASE("many small parameters shared by two threads: each updated once, as by one thread", "[optim][threads]") {
-  // Each parameter is below a piece; together they are enough to share, so the
-  // pieces of all of them go to the threads at once. One parameter has no
-  // gradient (not reached by the loss) and must not move.
+TEST_CASE("Adam's first step over many parameters: each element moved by lr against its gradient", "[optim]") {
+  // A parameter with no gradient (not reached by the loss) must not move.
   constexpr int kParams = 40, kSize = 3000 + 7;
   OptimizerConfig c;  // Adam, no weight decay
-  std::vector<std::vector<ag::Scalar>> after[2];
-  for (const int threads : {1, 2}) {
-    seqgrad::runtime::set_threads(threads);
-    std::vector<std::pair<std::string, ag::Tensor>> params;
-    for (int k = 0; k < kParams; ++k) {
-      std::vector<ag::Scalar> w(kSize), g(kSize);
-      for (int i = 0; i < kSize; ++i) {
-        w[i] = static_cast<ag::Scalar>(std::sin(0.37 * i + k));
-        g[i] = static_cast<ag::Scalar>(std::cos(0.11 * i - k) * 1e-2);
-      }
-      std::string name = std::to_string(k);  // ("p" + std::to_string(k) trips GCC 12's -Wstringop-overflow)
-      params.emplace_back(name, param_with_grad(w, k == 7 ? std::vector<ag::Scalar>{} : g));
+  std::vector<std::pair<std::string, ag::Tensor>> params;
+  for (int k = 0; k < kParams; ++k) {
+    std::vector<ag::Scalar> w(kSize), g(kSize);
+    for (int i = 0; i < kSize; ++i) {
+      w[i] = static_cast<ag::Scalar>(std::sin(0.37 * i + k));
+      g[i] = static_cast<ag::Scalar>(std::cos(0.11 * i - k) * 1e-2);
     }
-    Optimizer opt(params, c);
-    opt.step(0.01);
-    for (const auto& [name, p] : params) after[threads - 1].push_back(p.data());
+    std::string name = std::to_string(k);  // ("p" + std::to_string(k) trips GCC 12's -Wstringop-overflow)
+    params.emplace_back(name, param_with_grad(w, k == 7 ? std::vector<ag::Scalar>{} : g));
   }
-  seqgrad::runtime::set_threads(1);
-  REQUIRE(after[0].size() == kParams);
-  CHECK(after[0] == after[1]);
+  Optimizer opt(params, c);
+  opt.step(0.01);
   // The first step of Adam moves an element by lr g / (|g| + eps): by lr, against its gradient's sign, unless tiny.
   auto first_step = [&](int k, int i) {
     const double w = static_cast<ag::Scalar>(std::sin(0.37 * i + k)),
@@ -112,13 +70,12 @@ TEST_CASE("many small parameters shared by two threads: each updated once, as by
   int off = 0;  // elements moved by anything but one step (every element of every parameter but the 8th)
   for (int k = 0; k < kParams; ++k) {
     if (k == 7) continue;
-    for (int i = 0; i < kSize; ++i) off += std::abs(after[0][k][i] - first_step(k, i)) > 1e-6;
+    for (int i = 0; i < kSize; ++i) off += std::abs(params[k].second.data()[i] - first_step(k, i)) > 1e-6;
   }
   CHECK(off == 0);
-  CHECK(after[0][3][5] == Approx(first_step(3, 5)).margin(1e-6));
-  CHECK(after[0][7][5] == static_cast<ag::Scalar>(std::sin(0.37 * 5 + 7)));  // no gradient: unchanged
+  CHECK(params[3].second.data()[5] == Approx(first_step(3, 5)).margin(1e-6));
+  CHECK(params[7].second.data()[5] == static_cast<ag::Scalar>(std::sin(0.37 * 5 + 7)));  // no gradient: unchanged
 }
-#endif  // SEQGRAD_FAST
 
 TEST_CASE("optimizer state round-trips, and resumes to the same weights", "[optim]") {
   ag::Tensor a = param_with_grad({1, 2}, {0.3, -0.7}), b = param_with_grad({1, 2}, {0.3, -0.7});
