@@ -113,9 +113,9 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
   Tensor out = Tensor::make_result("linear", shape, parents, Fill::uninitialized);
   Scalar* y = out.data().data();
   product(x.data().data(), w.data().data(), y, M, K, N);
-  if (bias)
+  if (const Scalar* pb = bias ? b.data().data() : nullptr)
     for (int i = 0; i < M; ++i)
-      for (int j = 0; j < N; ++j) y[index(i, j, N)] += b.data()[static_cast<std::size_t>(j)];
+      for (int j = 0; j < N; ++j) y[index(i, j, N)] += pb[j];
   if (out.records()) {
     out.set_backward([xn = x.node(), wn = w.node(), bn = bias ? b.node() : nullptr, on = out.node(), M, K, N] {
       // dx = dy @ w^T, dw = x^T @ dy, and db = the column sums of dy: a bias is added to every row

@@ -1,8 +1,7 @@
 // The ops that neural networks are made of, each one node with a backward
-// derived by hand: fewer nodes, less memory, and numerically stable where the
-// naive composition is not (softmax of large scores, log of a tiny
-// probability). Each is written as the formula, loops over rows, forward
-// above backward.
+// derived by hand: fewer nodes, less memory, and stable where the naive
+// composition is not (softmax of large scores, log of a tiny probability).
+// Each is written as the formula, loops over rows, forward above backward.
 #include <algorithm>
 #include <cmath>
 
@@ -66,13 +65,14 @@ Tensor log_softmax(const Tensor& x) {
   const std::size_t V = last_dim("log_softmax", x), rows = V ? x.numel() / V : 0;
   if (const Backend* fast = fast_backend()) return fast->log_softmax(x);
   Tensor out = Tensor::make_result("log_softmax", x.shape(), {&x}, Fill::uninitialized);
+  Scalar* y = out.data().data();
   for (std::size_t r = 0; r < rows; ++r) {
     const Scalar* xr = x.data().data() + r * V;
     const Scalar mx = *std::max_element(xr, xr + V);
     Scalar total = 0;
     for (std::size_t j = 0; j < V; ++j) total += std::exp(xr[j] - mx);
     const Scalar log_total = std::log(total);
-    for (std::size_t j = 0; j < V; ++j) out.data()[r * V + j] = (xr[j] - mx) - log_total;
+    for (std::size_t j = 0; j < V; ++j) y[r * V + j] = (xr[j] - mx) - log_total;
   }
   if (out.records()) {
     out.set_backward([xn = x.node(), on = out.node(), rows, V] {
@@ -259,8 +259,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
   const std::size_t rows = x.numel() / C;
   const auto n = static_cast<Scalar>(C);
   Tensor out = Tensor::make_result("layer_norm", x.shape(), {&x, &gamma, &beta}, Fill::uninitialized);
-  // Keep what backward needs: each row's mean and 1/std (it recomputes xhat from x).
-  std::vector<Scalar> mean(rows), rstd(rows);
+  std::vector<Scalar> mean(rows), rstd(rows);  // what backward needs (it recomputes xhat from x)
+  const Scalar *pgamma = gamma.data().data(), *pbeta = beta.data().data();
+  Scalar* y = out.data().data();
   for (std::size_t r = 0; r < rows; ++r) {
     const Scalar* xr = x.data().data() + r * C;
     Scalar sum = 0;
@@ -269,7 +270,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scal
     Scalar square = 0;
     for (std::size_t c = 0; c < C; ++c) square += (xr[c] - mu) * (xr[c] - mu);
     const Scalar rs = 1 / std::sqrt(square / n + eps);  // the biased variance, as the paper's LayerNorm
-    for (std::size_t c = 0; c < C; ++c) out.data()[r * C + c] = (xr[c] - mu) * rs * gamma.data()[c] + beta.data()[c];
+    for (std::size_t c = 0; c < C; ++c) y[r * C + c] = (xr[c] - mu) * rs * pgamma[c] + pbeta[c];
     mean[r] = mu;
     rstd[r] = rs;
   }
