@@ -12,7 +12,7 @@ JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu 2>/de
 ARCH ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo x86-64-v3)
 CTEST_FLAGS := --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build run test test-release test-core test-asan test-fuzz test-ports web test-web microbench format format-check clean screenshot docs
+.PHONY: all deps build run test test-release test-core test-asan test-fuzz test-ports test-export web test-web microbench format format-check clean screenshot docs
 
 all: build
 
@@ -159,6 +159,15 @@ test-web: web build
 	@$(MAKE) --no-print-directory deps PACKAGES="$(TEST_WEB_PACKAGES)"
 	/usr/bin/python3 tests/web/test_page.py --page $(BUILD_WEB)/seqgrad.html --binary $(BUILD)/seqgrad \
 	  --screenshot $(BUILD_WEB)/seqgrad-page.png
+
+# The bridge to PyTorch (seqgrad export / import) in PyTorch itself, from
+# Debian's python3-torch: 30 runs, every model kind and option, each trained 5
+# steps, exported, checked by its check.py, and brought back bit for bit; then
+# the guide's section "From seqgrad to PyTorch", run as written.
+EXPORT_PACKAGES := python3-torch
+test-export: build
+	@$(MAKE) --no-print-directory deps PACKAGES="$(EXPORT_PACKAGES)"
+	tests/export/test_export.sh $(BUILD)/seqgrad /usr/bin/python3
 
 # Google Benchmark microbenchmarks of the hot ops (kept out of the tests).
 microbench: deps

@@ -24,7 +24,8 @@ void add_exercise_commands(CLI::App& app,
                            std::vector<std::pair<CLI::App*, Runner>>& commands);  // exercise: list, start, check
 void add_inspect_commands(CLI::App& app,
                           std::vector<std::pair<CLI::App*, Runner>>& commands);  // grads, paths, attention, compare
-void add_bench_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);  // bench
+void add_bench_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);   // bench
+void add_export_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands);  // export, import
 
 // --lang en|ko on `app`, into `lang`, saying `what` it changes; and the language
 // it names, or the environment's (LC_ALL, LC_MESSAGES, LANG) when not given.

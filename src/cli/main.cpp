@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   seqgrad::cli::add_train_commands(app, commands);
   seqgrad::cli::add_inspect_commands(app, commands);
   seqgrad::cli::add_bench_commands(app, commands);
+  seqgrad::cli::add_export_commands(app, commands);
   seqgrad::cli::add_lab_commands(app, commands);
   seqgrad::cli::add_exercise_commands(app, commands);
 

@@ -40,6 +40,10 @@ void prepare() {
   REQUIRE(run_seqgrad("train --model rnn --task recall" + common + kDir + "/rnn").exit_code == 0);
   REQUIRE(run_seqgrad("train --model gru --task recall" + common + kDir + "/damaged").exit_code == 0);
   std::filesystem::resize_file(kDir + "/damaged/checkpoint.safetensors", 300);
+  // An export to PyTorch, and a folder whose weights file is a checkpoint (another layout).
+  REQUIRE(run_seqgrad("export " + kDir + "/tf --out " + kDir + "/tf-export").exit_code == 0);
+  std::filesystem::create_directories(kDir + "/not-an-export");
+  std::filesystem::copy_file(kDir + "/rnn/checkpoint.safetensors", kDir + "/not-an-export/weights.safetensors");
   // A run directory whose checkpoint is a FIFO: reading it whole would wait forever.
   std::filesystem::create_directories(kDir + "/fifo-run");
   REQUIRE(mkfifo((kDir + "/fifo-run/checkpoint.safetensors").c_str(), 0644) == 0);
@@ -53,7 +57,7 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 140 invocations in its table",
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 151 invocations in its table",
           "[cli][errors]") {
   prepare();
   const std::string d = kDir;
@@ -217,6 +221,18 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 14
       {"lab clipping --seeds 0-", 2, "--seeds: '' is not a seed"},
       {"lab clipping --seed 1 --seeds 0-2", 2, "--seed excludes --seeds"},
       {"lab attention-by-hand --seeds 0-2 --answer 0.4,0.4,0.2", 2, "excludes"},
+      // export and import: what is not a run or an export, and outputs that would replace one.
+      {"export " + d + "/tf-export --out " + d + "/x", 1, d + "/tf-export holds no checkpoint"},
+      {"export " + d + "/damaged --out " + d + "/x", 1, "runs past the end of the file"},
+      {"export " + d + "/tf --out " + d + "/rnn", 2, "--out " + d + "/rnn is a run directory"},
+      {"export " + d + "/tf --out " + d, 2, "already holds files; name a new folder, or give --overwrite"},
+      {"export " + d + "/tf --to tensorflow --out " + d + "/x", 2, "--to: tensorflow not in {pytorch}"},
+      {"export " + d + "/tf", 2, "--out is required"},
+      {"import " + d + "/no-such-export --out " + d + "/x", 1, "no export folder at " + d + "/no-such-export"},
+      {"import " + d + "/tf --out " + d + "/x", 1, d + "/tf holds no weights.safetensors"},
+      {"import " + d + "/not-an-export --out " + d + "/x", 1, "format 'seqgrad checkpoint 1', not 'seqgrad pytorch"},
+      {"import " + d + "/tf-export --out " + d + "/rnn", 2, "--out " + d + "/rnn already holds files"},
+      {"import " + d + "/tf-export --out " + d + "/short.txt", 2, "is a file; name a directory"},
   };
   int crashes = 0;
   for (const Case& c : cases) {
@@ -230,5 +246,5 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 14
     crashes += r.exit_code > 2;
   }
   CHECK(crashes == 0);
-  CHECK(cases.size() == 140);  // the count in this test's name
+  CHECK(cases.size() == 151);  // the count in this test's name
 }

@@ -371,3 +371,45 @@ TEST_CASE("small ones: answers typed on Windows, a file name with a newline, a l
   else
     ::unsetenv("LANG");
 }
+
+TEST_CASE("export to PyTorch and import back give the run's weights bit for bit, and --overwrite keeps other files",
+          "[cli][files]") {
+  // PyTorch itself runs each export's check.py in `make test-export`; here, the files and the round trip.
+  const fs::path d = test::temp_path("export");
+  fs::remove_all(d);
+  fs::create_directories(d);
+  REQUIRE(run_seqgrad("train --model transformer --tie-qk --pos rope --heads 2 --task recall --len 4 --d-model 8 "
+                      "--steps 3 --batch 4 --eval-size 4 --out " +
+                      (d / "run").string())
+              .exit_code == 0);
+  const auto exported = run_seqgrad("export " + (d / "run").string() + " --out " + (d / "pt").string());
+  REQUIRE(exported.exit_code == 0);
+  CHECK(exported.out.find("check it with: python3 " + (d / "pt").string() + "/check.py") != std::string::npos);
+  for (const char* f :
+       {"model.py", "weights.safetensors", "batch.safetensors", "check.py", "README.md", "README.ko.md"})
+    CHECK(fs::exists(d / "pt" / f));
+  const std::string model = slurp(d / "pt" / "model.py");
+  CHECK(model.find("k = q  # --tie-qk") != std::string::npos);  // the run's options, in the code
+  CHECK(model.find("q, k = rotary(q), rotary(k)") != std::string::npos);
+  CHECK(model.find("self.w_k") == std::string::npos);
+  CHECK(model.find("sinusoidal_encoding") == std::string::npos);
+  CHECK(slurp(d / "pt" / "README.ko.md").find("을(를)") == std::string::npos);
+
+  REQUIRE(run_seqgrad("import " + (d / "pt").string() + " --out " + (d / "back").string()).exit_code == 0);
+  REQUIRE(run_seqgrad("export " + (d / "back").string() + " --out " + (d / "again").string()).exit_code == 0);
+  CHECK(slurp(d / "pt" / "weights.safetensors") == slurp(d / "again" / "weights.safetensors"));
+  // The imported run is a run: the tools read it, and its held-out loss is the original's.
+  const auto a = run_seqgrad("eval " + (d / "run").string() + " --json");
+  const auto b = run_seqgrad("eval " + (d / "back").string() + " --json");
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  CHECK(nlohmann::json::parse(a.out)["eval_loss"] == nlohmann::json::parse(b.out)["eval_loss"]);
+
+  // --overwrite replaces the export's own files and leaves the student's beside them.
+  std::ofstream(d / "pt" / "notes.txt") << "mine";
+  CHECK(run_seqgrad("export " + (d / "run").string() + " --out " + (d / "pt").string()).exit_code == 2);
+  REQUIRE(run_seqgrad("export " + (d / "run").string() + " --out " + (d / "pt").string() + " --overwrite").exit_code ==
+          0);
+  CHECK(slurp(d / "pt" / "notes.txt") == "mine");
+  fs::remove_all(d);
+}

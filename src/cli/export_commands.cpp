@@ -1,0 +1,48 @@
+// seqgrad export, seqgrad import: a run as plain PyTorch code, and back.
+#include <fmt/core.h>
+
+#include "src/cli/commands.h"
+#include "src/export/pytorch.h"
+
+namespace seqgrad::cli {
+
+void add_export_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& commands) {
+  struct Args {
+    std::string run, to = "pytorch", out, dir;
+    bool overwrite = false;
+  };
+  auto a = std::make_shared<Args>();
+  auto* exp = app.add_subcommand("export", "write a trained run as a PyTorch module, its weights and a check");
+  exp->add_option("RUN_DIR", a->run, "the run directory (seqgrad train --out)")->required();
+  exp->add_option("--to", a->to, "the framework to write for")
+      ->check(CLI::IsMember({"pytorch"}))
+      ->capture_default_str();
+  exp->add_option("--out", a->out, "the folder to write model.py, weights.safetensors, check.py ... into")->required();
+  exp->add_flag("--overwrite", a->overwrite, "replace the export's files in an --out folder that holds files");
+  commands.emplace_back(exp, [a] {
+    const pytorch::ExportResult r = pytorch::export_run(a->run, a->out, a->overwrite);
+    fmt::print("exported {} ({}) to {}:\n", text::one_line(a->run), r.model, text::one_line(a->out));
+    fmt::print("  model.py             the module, {} tensors in its state_dict\n", r.parameters);
+    fmt::print("  weights.safetensors  the run's weights under those names\n");
+    fmt::print("  batch.safetensors    {} held-out sequences of {} positions, seqgrad's loss on them {:.6f}\n", r.batch,
+               r.positions, r.loss);
+    fmt::print("  check.py             PyTorch against seqgrad on that batch, then one step in PyTorch\n");
+    fmt::print("  README.md, README.ko.md\n");
+    fmt::print("check it with: python3 {}/check.py\n", text::one_line(a->out));
+    return 0;
+  });
+
+  auto* imp =
+      app.add_subcommand("import", "make a run directory from an export's weights (trained further in PyTorch)");
+  imp->add_option("DIR", a->dir, "the export folder: its weights.safetensors, saved by model.py's save_weights")
+      ->required();
+  imp->add_option("--out", a->out, "the new run directory")->required();
+  commands.emplace_back(imp, [a] {
+    const pytorch::ImportResult r = pytorch::import_run(a->dir, a->out);
+    fmt::print("imported {} ({}, {} tensors) into the run {} at step {}, with a fresh optimiser state\n",
+               text::one_line(a->dir), r.model, r.parameters, text::one_line(a->out), r.step);
+    return 0;
+  });
+}
+
+}  // namespace seqgrad::cli
