@@ -168,6 +168,8 @@ EXPORT_PACKAGES := python3-torch
 test-export: build
 	@$(MAKE) --no-print-directory deps PACKAGES="$(EXPORT_PACKAGES)"
 	tests/export/test_export.sh $(BUILD)/seqgrad /usr/bin/python3
+	cmake --build $(BUILD) -j $(JOBS) --target guide_outputs
+	./$(BUILD)/tests/guide_outputs --binary $(BUILD)/seqgrad --python /usr/bin/python3 --section 9 docs/guide.md docs/ko/guide.md
 
 # Google Benchmark microbenchmarks of the hot ops (kept out of the tests).
 microbench: deps

@@ -92,6 +92,30 @@ std::string describe(const nn::ModelConfig& c) {
   return s;
 }
 
+// The same, for the Korean README.
+std::string describe_ko(const nn::ModelConfig& c) {
+  const std::string layers = fmt::format("층 {}개", c.layers);
+  if (c.recurrent())
+    return fmt::format("{}, 은닉 크기 {}, {}",
+                       c.kind == "rnn"    ? "기본 RNN"
+                       : c.kind == "lstm" ? "LSTM"
+                                          : "GRU",
+                       c.d_model, layers);
+  std::string s = fmt::format("트랜스포머, d_model {}, {}, 헤드 {}개", c.d_model, layers, c.heads);
+  s += c.ffn ? fmt::format(", FFN {}({})", c.ffn_mult * c.d_model, nn::choices::to_string(c.activation)) : ", FFN 없음";
+  const std::string pos = nn::choices::to_string(c.pos);
+  s += pos == "none"         ? ", 위치 정보 없음"
+       : pos == "sinusoidal" ? ", 사인파 위치 인코딩"
+       : pos == "learned"    ? ", 학습된 위치 임베딩"
+                             : ", 회전 위치 인코딩(RoPE)";
+  s += c.pre_ln ? ", pre-LN" : ", post-LN";
+  s += c.causal ? ", 인과 마스크" : ", 마스크 없음";
+  if (!c.scale_attention) s += ", 점수를 sqrt(d_k)로 나누지 않음";
+  if (c.tie_qk) s += ", W_Q = W_K";
+  if (!c.value_proj) s += c.tie_kv ? ", V = K" : ", V = X";
+  return s;
+}
+
 // ---------------------------------------------------------------- model.py
 
 constexpr const char* kSafetensorsPy = R"PY(
@@ -421,7 +445,7 @@ loss = loss_of(logits, batch).item()
 ours = float(meta["loss"])
 print(f"held-out batch: {x.shape[0]} sequences of {x.shape[1]} positions ({meta['task']})")
 print(f"logits: largest difference {largest:.2e}, {relative:.2e} of the largest logit (pass: at most 1e-4)")
-print(f"loss:   PyTorch {loss:.7f}, seqgrad {ours:.7f}, difference {abs(loss - ours):.2e} (pass: at most 1e-5)")
+print(f"loss:   PyTorch {loss:.8g}, seqgrad {ours:.8g}, difference {abs(loss - ours):.2e} (pass: at most 1e-5)")
 
 # One step of plain gradient descent, the gradient clipped to norm 1 as `seqgrad train` clips it by default.
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -431,7 +455,7 @@ torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
 optimizer.step()
 with torch.no_grad():
     after = loss_of(model(x), batch).item()
-print(f"one SGD step in PyTorch (lr 0.01, clipped to norm 1): loss {before.item():.7f} -> {after:.7f}")
+print(f"one SGD step in PyTorch (lr 0.01, clipped to norm 1): loss {before.item():.8g} -> {after:.8g}")
 
 failed = [what for what, ok in (("logits", relative <= 1e-4), ("loss", abs(loss - ours) <= 1e-5),
                                 ("the step", after < before.item())) if not ok]
@@ -451,7 +475,7 @@ std::string names_table(const std::vector<Mapped>& map, const nn::SequenceModel&
       else if (how == "as is")
         how = "그대로";
       else
-        how = "그대로 (" + how.substr(how.find('(') + 1, how.find(" is 0") - how.find('(') - 1) + "는 0)";
+        how = "그대로 (`" + how.substr(how.find('(') + 1, how.find(" is 0") - how.find('(') - 1) + "`은 0으로 채움)";
     }
     t += fmt::format("| `{}` | {} | `{}` | {} |\n", map[i].ours, ag::to_string(params[i].second.shape()), map[i].theirs,
                      how);
@@ -461,14 +485,16 @@ std::string names_table(const std::vector<Mapped>& map, const nn::SequenceModel&
 
 std::string readme(const std::string& run_dir, const std::string& model, const std::string& table, bool korean) {
   if (korean) {
-    return fmt::format(R"(# seqgrad 실행 {} 을 PyTorch로
+    return fmt::format(R"(# PyTorch로 옮긴 seqgrad 학습 결과: {}
 
 모델: {}.
 
-- `model.py`: 이 실행의 설정 그대로 쓴 PyTorch 모듈. 클래스마다 어느 seqgrad 파일을 옮긴 것인지 적혀 있습니다.
-- `weights.safetensors`: 이 실행의 가중치를 모듈의 state_dict 이름과 배치로 옮긴 것.
-- `batch.safetensors`: 실행의 첫 평가 배치와, 그 배치에서 seqgrad가 낸 로짓과 손실.
-- `check.py`: PyTorch의 로짓과 손실을 seqgrad의 것과 비교하고, PyTorch에서 한 스텝 학습해 손실이 내려가는지 봅니다.
+- `model.py`: 이 학습과 같은 설정으로 작성한 PyTorch 모듈입니다. 클래스마다 어느 seqgrad 파일을 옮긴 것인지
+  적혀 있습니다.
+- `weights.safetensors`: 이 학습의 가중치를 모듈의 매개변수 이름과 모양에 맞춰 옮긴 파일입니다.
+- `batch.safetensors`: 이 학습의 첫 평가 배치, 그리고 그 배치에 대해 seqgrad가 계산한 로짓과 손실입니다.
+- `check.py`: PyTorch의 로짓과 손실을 seqgrad의 것과 비교하고, PyTorch에서 한 스텝 학습해 손실이 줄어드는지
+  확인합니다.
 
 ## 불러오기
 
@@ -477,18 +503,19 @@ from model import Model, load_weights
 model = load_weights(Model(), "weights.safetensors").eval()
 ```
 
-`python3 check.py` 로 확인합니다. 통과하면 종료 코드가 0입니다.
+`python3 check.py`를 실행해 확인할 수 있습니다. 모든 검사를 통과하면 종료 코드 0으로 끝납니다.
 
 ## PyTorch에서 이어서 학습하기
 
-평범한 PyTorch 모듈이므로 `torch.optim` 의 옵티마이저로 그대로 학습하면 됩니다. 학습한 가중치를
-`save_weights(model, "weights.safetensors")` 로 저장하면 `seqgrad import 이_폴더 --out 실행_폴더` 가 그것을
-seqgrad의 실행 폴더로 되돌려, `seqgrad eval`, `grads`, `attention` 같은 도구로 살펴볼 수 있습니다.
+일반 PyTorch 모듈이므로 `torch.optim`의 옵티마이저로 그대로 학습하면 됩니다. 학습한 가중치를
+`save_weights(model, "weights.safetensors")`로 저장한 뒤 `seqgrad import 이_폴더 --out 새_학습_폴더`를 실행하면,
+그 가중치로 seqgrad 학습 폴더를 다시 만듭니다. 그 폴더를 `seqgrad eval`, `seqgrad grads`, `seqgrad attention`
+같은 명령으로 살펴볼 수 있습니다.
 
 ## 이름 대응
 
-seqgrad의 행렬은 `x W` 로 곱하므로 (입력, 출력) 모양이고, `nn.Linear` 는 (출력, 입력)으로 둡니다. 그래서 행렬은
-전치해서 옮깁니다. 순환 층의 게이트 순서는 PyTorch와 같습니다 (LSTM은 i, f, g, o, GRU는 r, z, n).
+seqgrad는 `x W` 꼴로 곱하므로 행렬이 (입력, 출력) 모양이고, `nn.Linear`는 (출력, 입력) 모양으로 저장합니다.
+그래서 행렬은 전치해서 옮깁니다. 순환 층의 게이트 순서는 PyTorch와 같습니다(LSTM: i, f, g, o / GRU: r, z, n).
 
 {})",
                        run_dir, model, table);
@@ -609,7 +636,7 @@ ExportResult export_run(const std::string& run_dir, const std::string& out_dir, 
   io::write_file(path("model.py"), model_py(ck.config, ck.step, run_dir));
   io::write_file(path("check.py"), kCheckPy);
   io::write_file(path("README.md"), readme(run_dir, result.model, names_table(map, model, false), false));
-  io::write_file(path("README.ko.md"), readme(run_dir, result.model, names_table(map, model, true), true));
+  io::write_file(path("README.ko.md"), readme(run_dir, describe_ko(c), names_table(map, model, true), true));
   for (const std::string& f : export_files()) result.written.push_back((fs::path(out_dir) / f).string());
   return result;
 }

@@ -26,6 +26,13 @@
 // (which names the build) is not the one shown, that guide's numbers are all
 // compared as '#', with a note, and --update rewrites them; so are the shades
 // of a drawn map (' ', '░', '▒', '▓', '█'), which may be one step apart.
+//
+// A block may also start with "$ python3 ..." (the guides' last section runs
+// an export's check in PyTorch): such blocks run only with --python PATH
+// (`make test-export`, which has Debian's python3-torch), their numbers always
+// compared as '#' (they are PyTorch's float sums, which change with its BLAS
+// kernels), and are left as they are otherwise. --section N checks only the
+// blocks under the heading "## N." (and the version block).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +51,8 @@ struct Block {
   std::size_t first_line = 0;  // index of the "$ seqgrad ..." line
   std::size_t end_line = 0;    // index of the closing fence
   std::string command;         // what follows "$ "
+  std::string section;         // N of the last "## N." heading above it
+  bool python() const { return command.rfind("python3 ", 0) == 0; }
 };
 
 std::vector<std::string> read_lines(const std::string& path) {
@@ -56,13 +65,16 @@ std::vector<std::string> read_lines(const std::string& path) {
 
 std::vector<Block> find_blocks(const std::vector<std::string>& lines, const std::string& path) {
   std::vector<Block> blocks;
+  std::string section;
   for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind("## ", 0) == 0) section = lines[i].substr(3, lines[i].find('.') - 3);
     if (lines[i] != "```console") continue;
-    if (i + 1 >= lines.size() || lines[i + 1].rfind("$ seqgrad", 0) != 0) {
+    if (i + 1 >= lines.size() ||
+        (lines[i + 1].rfind("$ seqgrad", 0) != 0 && lines[i + 1].rfind("$ python3 ", 0) != 0)) {
       throw std::runtime_error(path + ":" + std::to_string(i + 2) +
-                               ": a console block must start with \"$ seqgrad ...\"");
+                               ": a console block must start with \"$ seqgrad ...\" or \"$ python3 ...\"");
     }
-    Block b{i + 1, 0, lines[i + 1].substr(2)};
+    Block b{i + 1, 0, lines[i + 1].substr(2), section};
     std::size_t j = i + 2;
     while (j < lines.size() && lines[j] != "```") ++j;
     if (j == lines.size())
@@ -74,11 +86,13 @@ std::vector<Block> find_blocks(const std::vector<std::string>& lines, const std:
   return blocks;
 }
 
-// stdout of `command` (which starts with "seqgrad"), run by the shell in `dir`.
-std::string run(const std::string& binary, const std::string& command, const std::string& dir) {
+// stdout of `command` (which starts with "seqgrad", or "python3" run by `python`), run by the shell in `dir`.
+std::string run(const std::string& binary, const std::string& command, const std::string& dir,
+                const std::string& python = "") {
   // The language is the command's own (--lang), never the reader's locale.
-  const std::string line = "cd '" + dir + "' && NO_COLOR=1 LC_ALL=C.UTF-8 '" + binary + "'" +
-                           command.substr(std::string("seqgrad").size()) + " 2>/dev/null";
+  const std::string program = command.rfind("python3 ", 0) == 0 ? python : binary;
+  const std::string line = "cd '" + dir + "' && NO_COLOR=1 LC_ALL=C.UTF-8 '" + program + "'" +
+                           command.substr(command.find(' ')) + " 2>/dev/null";
   FILE* pipe = popen(line.c_str(), "r");
   if (!pipe) throw std::runtime_error("cannot run " + command);
   std::string out;
@@ -162,7 +176,7 @@ std::vector<std::string> split(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string binary;
+  std::string binary, python, only_section;
   bool update = false;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
@@ -171,12 +185,16 @@ int main(int argc, char** argv) {
       update = true;
     } else if (a == "--binary" && i + 1 < argc) {
       binary = std::filesystem::absolute(argv[++i]).string();
+    } else if (a == "--python" && i + 1 < argc) {
+      python = argv[++i];
+    } else if (a == "--section" && i + 1 < argc) {
+      only_section = argv[++i];
     } else {
       files.push_back(a);
     }
   }
   if (binary.empty() || files.empty()) {
-    std::cerr << "usage: guide_outputs --binary PATH/TO/seqgrad [--update] GUIDE.md...\n";
+    std::cerr << "usage: guide_outputs --binary PATH/TO/seqgrad [--python PATH] [--section N] [--update] GUIDE.md...\n";
     return 2;
   }
   char scratch_template[] = "/tmp/seqgrad-guide-XXXXXX";
@@ -186,7 +204,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::map<std::string, std::string> outputs;  // a command shown in two guides runs once
-  int stale = 0, checked = 0;
+  int stale = 0, checked = 0, left = 0;
   try {
     for (const std::string& path : files) {
       std::vector<std::string> lines = read_lines(path);
@@ -195,14 +213,21 @@ int main(int argc, char** argv) {
       std::size_t copied = 0;
       bool other_build = false;
       for (const Block& b : blocks) {
+        const bool version = &b == &blocks.front() && b.command == "seqgrad --version";
+        if ((b.python() && python.empty()) || (!only_section.empty() && b.section != only_section && !version)) {
+          left += b.python() && python.empty();
+          continue;  // copied as it stands below
+        }
         auto [it, fresh] = outputs.try_emplace(b.command);
-        if (fresh) it->second = run(binary, b.command, scratch);
+        if (fresh) it->second = run(binary, b.command, scratch, python);
         std::vector<std::string> now = split(it->second);
         const std::vector<std::string> shown(lines.begin() + static_cast<long>(b.first_line) + 1,
                                              lines.begin() + static_cast<long>(b.end_line));
         ++checked;
         std::size_t k = 0;
+        const bool from_python = b.python();
         auto same = [&](const std::string& a, const std::string& b) {
+          if (from_python) return mask_numbers(a) == mask_numbers(b);
           return other_build ? mask_numbers(a) == mask_numbers(b) || shades_close(a, b)
                              : mask_times(a) == mask_times(b);
         };
@@ -241,7 +266,7 @@ int main(int argc, char** argv) {
             differs = false;
           }
         }
-        if (&b == &blocks.front() && b.command == "seqgrad --version" && differs && !update) {
+        if (version && differs && !update) {
           std::cerr << path << ": written with " << (shown.empty() ? "(nothing)" : shown[0]) << ", checked with "
                     << it->second << ": numbers are compared as '#'\n";
           other_build = true;
@@ -258,7 +283,8 @@ int main(int argc, char** argv) {
         rewritten.insert(rewritten.end(), lines.begin() + static_cast<long>(copied),
                          lines.begin() + static_cast<long>(b.first_line) + 1);
         // A block that differs only in its times keeps them, so that `make docs` changes nothing needlessly.
-        const std::vector<std::string>& keep = differs ? now : shown;
+        // A python3 block, whose numbers are never compared, takes them fresh when written.
+        const std::vector<std::string>& keep = differs || (update && from_python) ? now : shown;
         rewritten.insert(rewritten.end(), keep.begin(), keep.end());
         copied = b.end_line;
       }
@@ -273,7 +299,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::filesystem::remove_all(scratch);
-  std::cout << checked << " outputs checked, " << stale << (update ? " rewritten\n" : " out of date\n");
+  std::cout << checked << " outputs checked, " << stale << (update ? " rewritten" : " out of date")
+            << (left ? ", " + std::to_string(left) + " python3 blocks left to make test-export" : "") << "\n";
   if (!update && stale > 0) std::cerr << "run `make docs` to write what the commands print today into the guides\n";
   return !update && stale > 0 ? 1 : 0;
 }

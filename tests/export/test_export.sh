@@ -80,7 +80,7 @@ for v in "${variants[@]}"; do
      ! cmp -s "pt-$name/weights.safetensors" "torch-again-$name/weights.safetensors"; then
     echo "FAIL $name: export, import and export again do not give the same weights file"; failed=1; continue
   fi
-  echo "ok   $name: $(echo "$out" | grep '^logits' | cut -d, -f1 | sed 's/logits: //'); $(echo "$out" | grep -o 'loss [0-9.]* -> [0-9.]*')"
+  echo "ok   $name: $(echo "$out" | grep '^logits' | cut -d, -f1 | sed 's/logits: //'); $(echo "$out" | grep -o "loss [0-9.e-]* -> [0-9.e-]*")"
 done
 [ "$failed" = 0 ] && echo "all ${#variants[@]} exports pass in PyTorch and come back bit for bit"
 exit "$failed"
