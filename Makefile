@@ -162,7 +162,8 @@ test-web: web build
 
 # The bridge to PyTorch (seqgrad export / import) in PyTorch itself, from
 # Debian's python3-torch: 30 runs, every model kind and option, each trained 5
-# steps, exported, checked by its check.py, and brought back bit for bit; then
+# steps, exported, checked by its check.py, and brought back bit for bit; three
+# trained further in PyTorch and imported, seqgrad's logits then PyTorch's; then
 # the guide's section "From seqgrad to PyTorch", run as written.
 EXPORT_PACKAGES := python3-torch
 test-export: build

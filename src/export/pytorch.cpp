@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -142,6 +143,8 @@ def read_safetensors(path):
 
 def write_safetensors(path, tensors, metadata):
     """Writes {name: tensor} (float32 or float64) and metadata {str: str} as safetensors."""
+    # seqgrad's checksum covers the file as seqgrad wrote it: a file written here carries none.
+    metadata = {k: v for k, v in metadata.items() if k != "checksum"}
     header, blobs, at = {"__metadata__": metadata}, [], 0
     names = {torch.float32: "F32", torch.float64: "F64", torch.int32: "I32", torch.int64: "I64"}
     for name, t in tensors.items():
@@ -184,7 +187,7 @@ std::string model_py(const train::TrainConfig& config, long step, const std::str
   add("are the run's own (weights.safetensors), so this module gives seqgrad's logits:");
   add();
   add("    from model import Model, load_weights");
-  add("    model = load_weights(Model(), \"weights.safetensors\")");
+  add("    model = load_weights(Model(), \"weights.safetensors\").eval()  # eval(): no dropout, as seqgrad evaluates");
   add(R"(""")");
   add("import json");
   add("import math");
@@ -280,7 +283,7 @@ std::string model_py(const train::TrainConfig& config, long step, const std::str
       add("    T, D = x.shape[-2], x.shape[-1]");
       add("    angle = torch.arange(T, dtype=torch.float64)[:, None] * 10000.0 ** (");
       add("        -torch.arange(0, D, 2, dtype=torch.float64) / D)");
-      add("    cos, sin = torch.cos(angle).to(x.dtype), torch.sin(angle).to(x.dtype)");
+      add("    cos, sin = torch.cos(angle).to(x.device, x.dtype), torch.sin(angle).to(x.device, x.dtype)");
       add("    a, b = x[..., 0::2], x[..., 1::2]");
       add("    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)");
       add();
@@ -384,7 +387,8 @@ std::string model_py(const train::TrainConfig& config, long step, const std::str
       add("        x = self.embed(x) * math.sqrt(D_MODEL)  # scaled, as in the paper, not to drown in the positions");
     else
       add("        x = self.project(x)");
-    if (c.pos == nn::choices::PositionalEncoding::sinusoidal) add("        x = x + sinusoidal_encoding(T, D_MODEL)");
+    if (c.pos == nn::choices::PositionalEncoding::sinusoidal)
+      add("        x = x + sinusoidal_encoding(T, D_MODEL).to(x.device)");
     if (c.pos == nn::choices::PositionalEncoding::learned) add("        x = x + self.pos_embedding[:T]");
     if (c.pos == nn::choices::PositionalEncoding::none)
       add("        # --pos none: no positions at all; only the causal mask (if any) tells the order");
@@ -447,7 +451,11 @@ print(f"held-out batch: {x.shape[0]} sequences of {x.shape[1]} positions ({meta[
 print(f"logits: largest difference {largest:.2e}, {relative:.2e} of the largest logit (pass: at most 1e-4)")
 print(f"loss:   PyTorch {loss:.8g}, seqgrad {ours:.8g}, difference {abs(loss - ours):.2e} (pass: at most 1e-5)")
 
-# One step of plain gradient descent, the gradient clipped to norm 1 as `seqgrad train` clips it by default.
+# One step of plain gradient descent from these weights, the gradient clipped to norm 1 as `seqgrad train`
+# clips it by default; in float64, so that the change shows even on a loss float32 cannot resolve further.
+model = model.double()
+batch = {name: t.double() if t.is_floating_point() else t for name, t in batch.items()}
+x = model_input(batch)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 before = loss_of(model(x), batch)
 before.backward()
@@ -455,7 +463,7 @@ torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
 optimizer.step()
 with torch.no_grad():
     after = loss_of(model(x), batch).item()
-print(f"one SGD step in PyTorch (lr 0.01, clipped to norm 1): loss {before.item():.8g} -> {after:.8g}")
+print(f"one SGD step in PyTorch (float64, lr 0.01, clipped to norm 1): loss {before.item():.10g} -> {after:.10g}")
 
 failed = [what for what, ok in (("logits", relative <= 1e-4), ("loss", abs(loss - ours) <= 1e-5),
                                 ("the step", after < before.item())) if not ok]
@@ -516,6 +524,8 @@ model = load_weights(Model(), "weights.safetensors").eval()
 
 seqgrad는 `x W` 꼴로 곱하므로 행렬이 (입력, 출력) 모양이고, `nn.Linear`는 (출력, 입력) 모양으로 저장합니다.
 그래서 행렬은 전치해서 옮깁니다. 순환 층의 게이트 순서는 PyTorch와 같습니다(LSTM: i, f, g, o / GRU: r, z, n).
+기본 RNN과 LSTM은 seqgrad에서는 편향이 하나, PyTorch에서는 더해지는 편향이 둘입니다. 내보낼 때는 seqgrad의 편향을
+`bias_ih`에, 0을 `bias_hh`에 넣고, `seqgrad import`는 둘을 더해 하나로 되돌립니다.
 
 {})",
                        run_dir, model, table);
@@ -549,6 +559,8 @@ into a seqgrad run directory, for `seqgrad eval`, `grads`, `attention` and the o
 
 seqgrad multiplies `x W`, so its matrices are (in, out); `nn.Linear` keeps (out, in): the matrices are
 transposed on the way. The recurrent gates are in PyTorch's order (LSTM: i, f, g, o; GRU: r, z, n).
+A vanilla RNN or an LSTM has one bias in seqgrad and two in PyTorch, which add: the export writes
+seqgrad's as `bias_ih` and zeros as `bias_hh`, and `seqgrad import` adds the two back into one.
 
 {})",
                      run_dir, model, table);
@@ -556,8 +568,11 @@ transposed on the way. The recurrent gates are in PyTorch's order (LSTM: i, f, g
 
 // `out_dir` may receive the export: not a run's directory; empty, new, or (with overwrite) any other folder.
 void check_destination(const std::string& out_dir, bool overwrite) {
+  if (out_dir.empty()) throw std::invalid_argument("--out is empty; name the folder to write the export into");
   train::check_output_dir("--out", out_dir);
   std::error_code ec;
+  if (fs::is_symlink(out_dir, ec) && !fs::exists(out_dir, ec))
+    throw std::invalid_argument("--out " + out_dir + " is a symbolic link to nothing; name a folder");
   if (!fs::exists(out_dir, ec)) return;
   for (const std::string& own : train::run_file_names())
     if (fs::exists(fs::path(out_dir) / own, ec))
@@ -565,6 +580,9 @@ void check_destination(const std::string& out_dir, bool overwrite) {
                                   "); export into a folder of its own");
   std::string joined;
   for (const std::string& f : export_files()) joined += (joined.empty() ? "" : ", ") + f;
+  for (const std::string& f : export_files())
+    if (fs::is_directory(fs::path(out_dir) / f, ec))
+      throw std::invalid_argument("--out " + out_dir + " holds a folder named " + f + ", which the export writes");
   if (!overwrite && !fs::is_empty(out_dir, ec))
     throw std::invalid_argument("--out " + out_dir +
                                 " already holds files; name a new folder, or give --overwrite to replace the "
@@ -580,9 +598,10 @@ const std::vector<std::string>& export_files() {
   return files;
 }
 
-ExportResult export_run(const std::string& run_dir, const std::string& out_dir, bool overwrite) {
+ExportResult export_run(const std::string& run_dir, const std::string& out_dir, bool overwrite, const std::string& text,
+                        const std::function<void(const std::string&)>& note) {
   check_destination(out_dir, overwrite);
-  train::Checkpoint ck = train::load_checkpoint(run_dir);
+  train::Checkpoint ck = train::load_checkpoint(run_dir, text, note);
   const nn::SequenceModel& model = *ck.model;
   const nn::ModelConfig& c = model.config();
   const std::vector<Mapped> map = mapping(model);
@@ -630,6 +649,10 @@ ExportResult export_run(const std::string& run_dir, const std::string& out_dir, 
   result.loss = score.loss.item();
 
   fs::create_directories(out_dir);
+  // Python's cache of an earlier model.py could be taken for the new one (same size, same second).
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(out_dir) / "__pycache__", ec))
+    if (e.path().filename().string().rfind("model.", 0) == 0) fs::remove(e.path(), ec);
   const auto path = [&](const char* name) { return (fs::path(out_dir) / name).string(); };
   io::write_safetensors(path(kWeights), weights);
   io::write_safetensors(path(kBatch), batch);
@@ -641,7 +664,7 @@ ExportResult export_run(const std::string& run_dir, const std::string& out_dir, 
   return result;
 }
 
-ImportResult import_run(const std::string& dir, const std::string& run_dir) {
+ImportResult import_run(const std::string& dir, const std::string& run_dir, const std::string& text) {
   const std::string file = (fs::path(dir) / kWeights).string();
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw std::runtime_error("no export folder at " + dir);
@@ -667,8 +690,18 @@ ImportResult import_run(const std::string& dir, const std::string& run_dir) {
   const std::string step_text = meta("step");
   if (step_text.empty() || step_text.size() > 15 || step_text.find_first_not_of("0123456789") != std::string::npos)
     throw std::runtime_error(file + ": the saved step '" + step_text + "' is not a whole number >= 0");
-  train::Run run = train::make_run(config);
-  const long step = std::min<long>(std::stol(step_text), run.config.steps);
+  const long step = std::stol(step_text);
+  if (step > config.steps)
+    throw std::runtime_error(file + ": the saved step " + step_text + " is past the run's " +
+                             std::to_string(config.steps) + " steps (the metadata was edited)");
+  if (!text.empty()) config.task.text_path = text;  // its fingerprint, kept, must still match
+  train::Run run = [&] {
+    try {
+      return train::make_run(config);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(file + ": the saved config cannot make a run: " + e.what());
+    }
+  }();
   const nn::SequenceModel& model = *run.model;
   const std::vector<Mapped> map = mapping(model);
   auto params = model.named_parameters();
@@ -701,6 +734,18 @@ ImportResult import_run(const std::string& dir, const std::string& run_dir) {
   for (const auto& [name, t] : weights.tensors())
     if (!used.count(name))
       throw std::runtime_error(file + ": holds a tensor this model does not have ('" + name + "')");
+  // The run must be one the tools can read: one held-out batch through it, a finite loss.
+  const tasks::Batch probe = run.task->eval_batches(1, 1, train::eval_seed(run.config.seed)).front();
+  double loss = 0;
+  try {
+    ag::NoGrad no_grad;
+    loss = train::score_batch(model, run.task->info(), probe).loss.item();
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(file + ": the model cannot read its task's sequences: " + e.what());
+  }
+  if (!std::isfinite(loss))
+    throw std::runtime_error(file + ": the weights give a loss of " + fmt::format("{}", loss) +
+                             " on a held-out sequence (a NaN or infinite weight, or a run that diverged)");
   train::save_checkpoint(run_dir, run.config, model, *run.optimizer, step);
   return {describe(model.config()), step, static_cast<int>(used.size())};
 }

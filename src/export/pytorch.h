@@ -8,6 +8,7 @@
 // seqgrad's tools read. See docs/guide.md, "From seqgrad to PyTorch".
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,9 @@ struct ExportResult {
 // `overwrite` (with it, only the export's own files are replaced), an `out_dir`
 // that is a run directory, or a run whose model PyTorch cannot express (naming
 // the option). A missing or damaged run: std::runtime_error.
-ExportResult export_run(const std::string& run_dir, const std::string& out_dir, bool overwrite);
+// `text`, `note`: an lm or words run's text read from elsewhere, as for `seqgrad eval --text`.
+ExportResult export_run(const std::string& run_dir, const std::string& out_dir, bool overwrite,
+                        const std::string& text = "", const std::function<void(const std::string&)>& note = {});
 
 struct ImportResult {
   std::string model;
@@ -44,6 +47,7 @@ struct ImportResult {
 // bit, with a fresh optimiser state. Refuses a `run_dir` that already holds
 // files, a file of another layout, a tensor missing, extra or of another
 // shape or dtype.
-ImportResult import_run(const std::string& dir, const std::string& run_dir);
+// The run's own text, moved, is read from `text` (its fingerprint must match).
+ImportResult import_run(const std::string& dir, const std::string& run_dir, const std::string& text = "");
 
 }  // namespace seqgrad::pytorch

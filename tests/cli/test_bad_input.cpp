@@ -57,7 +57,7 @@ struct Case {
 };
 }  // namespace
 
-TEST_CASE("bad input: one clear line and the right exit code, for each of the 151 invocations in its table",
+TEST_CASE("bad input: one clear line and the right exit code, for each of the 152 invocations in its table",
           "[cli][errors]") {
   prepare();
   const std::string d = kDir;
@@ -228,6 +228,7 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 15
       {"export " + d + "/tf --out " + d, 2, "already holds files; name a new folder, or give --overwrite"},
       {"export " + d + "/tf --to tensorflow --out " + d + "/x", 2, "--to: tensorflow not in {pytorch}"},
       {"export " + d + "/tf", 2, "--out is required"},
+      {"export " + d + "/tf --out ''", 2, "--out is empty; name the folder to write the export into"},
       {"import " + d + "/no-such-export --out " + d + "/x", 1, "no export folder at " + d + "/no-such-export"},
       {"import " + d + "/tf --out " + d + "/x", 1, d + "/tf holds no weights.safetensors"},
       {"import " + d + "/not-an-export --out " + d + "/x", 1, "format 'seqgrad checkpoint 1', not 'seqgrad pytorch"},
@@ -246,5 +247,5 @@ TEST_CASE("bad input: one clear line and the right exit code, for each of the 15
     crashes += r.exit_code > 2;
   }
   CHECK(crashes == 0);
-  CHECK(cases.size() == 151);  // the count in this test's name
+  CHECK(cases.size() == 152);  // the count in this test's name
 }

@@ -82,5 +82,43 @@ for v in "${variants[@]}"; do
   fi
   echo "ok   $name: $(echo "$out" | grep '^logits' | cut -d, -f1 | sed 's/logits: //'); $(echo "$out" | grep -o "loss [0-9.e-]* -> [0-9.e-]*")"
 done
+# A teacher's way back: a model trained further in PyTorch (20 Adam steps; the LSTM's bias_hh no
+# longer 0), saved, imported, and exported again: seqgrad's logits on the held-out batch are PyTorch's.
+for name in lstm-2-layers-dropout transformer-pre-ln-rope gru-recall; do
+  "$python" - "pt-$name" "trained-$name" <<'PY'
+import os, sys, torch
+sys.path.insert(0, sys.argv[1])
+from model import Model, load_weights, save_weights, read_safetensors, model_input, loss_of
+torch.manual_seed(0)
+model = load_weights(Model(), os.path.join(sys.argv[1], "weights.safetensors"))
+batch, _ = read_safetensors(os.path.join(sys.argv[1], "batch.safetensors"))
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+for _ in range(20):
+    optimizer.zero_grad()
+    loss_of(model(model_input(batch)), batch).backward()
+    optimizer.step()
+os.makedirs(sys.argv[2])
+save_weights(model, os.path.join(sys.argv[2], "weights.safetensors"))
+PY
+  "$seqgrad" import "trained-$name" --out "run-trained-$name" >/dev/null
+  "$seqgrad" export "run-trained-$name" --out "pt-trained-$name" >/dev/null
+  if ! out=$("$python" - "trained-$name" "pt-trained-$name" 2>&1 <<'PY'
+import os, sys, torch
+sys.path.insert(0, sys.argv[2])
+from model import Model, load_weights, read_safetensors, model_input
+model = load_weights(Model(), os.path.join(sys.argv[1], "weights.safetensors")).eval()
+batch, _ = read_safetensors(os.path.join(sys.argv[2], "batch.safetensors"))
+with torch.no_grad():
+    logits = model(model_input(batch))
+largest = (logits - batch["logits"]).abs().max().item() / batch["logits"].abs().max().item()
+print(f"seqgrad's logits from the weights PyTorch trained: {largest:.2e} of the largest off")
+sys.exit(0 if largest <= 1e-4 else 1)
+PY
+  ); then
+    echo "FAIL trained-$name: $out"; failed=1; continue
+  fi
+  echo "ok   trained further in PyTorch, $name: $out"
+done
+
 [ "$failed" = 0 ] && echo "all ${#variants[@]} exports pass in PyTorch and come back bit for bit"
 exit "$failed"
