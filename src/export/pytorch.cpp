@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -39,13 +38,13 @@ struct Mapped {
 // nn.RNN/LSTM/GRU's weight_ih_l<l>, weight_hh_l<l>, bias_ih_l<l>, bias_hh_l<l>
 // (the gates in the same order: PyTorch's i, f, g, o and r, z, n are seqgrad's).
 std::vector<Mapped> mapping(const nn::SequenceModel& model) {
-  static const std::regex recurrent(R"(layers\.(\d+)\.(W_x|W_h|b|b_x|b_h))");
   std::vector<Mapped> out;
   for (const auto& [name, p] : model.named_parameters()) {
-    std::smatch m;
     const bool matrix = p.shape().size() == 2;
-    if (std::regex_match(name, m, recurrent)) {
-      const std::string l = m[1], w = m[2];
+    // A recurrent layer's "layers.<l>.<W_x|W_h|b|b_x|b_h>".
+    const std::size_t dot = name.find('.', 7);
+    if (name.rfind("layers.", 0) == 0 && dot != std::string::npos) {
+      const std::string l = name.substr(7, dot - 7), w = name.substr(dot + 1);
       if (w == "W_x") out.push_back({name, "rnn.weight_ih_l" + l, true, "transposed"});
       if (w == "W_h") out.push_back({name, "rnn.weight_hh_l" + l, true, "transposed"});
       if (w == "b") out.push_back({name, "rnn.bias_ih_l" + l, false, "as is (rnn.bias_hh_l" + l + " is 0)"});
