@@ -53,7 +53,7 @@ int run_check(const std::string& name, const std::string& file, const std::strin
   const ex::Exercise& e = ex::find(name);
   const ex::CheckReport r = ex::check(e, file.empty() ? default_file(dir, name) : file, {lang, timeout});
   if (json)
-    std::cout << ex::to_json(r).dump(2) << "\n";
+    std::cout << ex::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else
     fmt::print("{}", ex::report_text(r, e, lang));
   return r.outcome == ex::Outcome::passed ? 0 : 1;
@@ -73,7 +73,7 @@ int run_check_all(const std::string& dir, bool json, double timeout, Lang lang) 
   if (json) {
     nlohmann::json out = nlohmann::json::array();
     for (const ex::CheckReport& r : reports) out.push_back(ex::to_json(r));
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     fmt::print("{}", ex::progress_text(reports, lang));
   }
@@ -132,8 +132,13 @@ void add_exercise_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runne
 
   commands.emplace_back(exercise, [a, start, check, check_all, lang] {
     if (*start) return run_start(a->name, a->dir, a->force, lang());
-    if (*check) return run_check(a->name, a->file, a->dir, a->json, a->timeout, lang());
-    if (*check_all) return run_check_all(a->dir, a->json, a->timeout, lang());
+    try {
+      if (*check) return run_check(a->name, a->file, a->dir, a->json, a->timeout, lang());
+      if (*check_all) return run_check_all(a->dir, a->json, a->timeout, lang());
+    } catch (const ex::Interrupted&) {
+      fmt::print(stderr, "seqgrad: stopped by a signal; the check's processes are killed and its files removed\n");
+      return kInterruptedExit;
+    }
     return run_list(lang());
   });
 }

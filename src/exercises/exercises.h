@@ -59,6 +59,13 @@ struct CheckReport {
   double limit = 0;    // the time limit the checks ran under
 };
 
+// Thrown by check() when seqgrad gets SIGINT or SIGTERM while a child runs
+// (the child's process group killed, the temporary directory removed).
+struct Interrupted {};
+
+// Seconds the compiler and the linker may take on a student's file.
+constexpr double kCompileSeconds = 60;
+
 struct CheckOptions {
   text::Lang lang = text::Lang::en;
   double timeout_seconds = 10;  // for running the checks, not for compiling

@@ -3,11 +3,13 @@
 // read its verdict line by line (src/exercises/check.h has the protocol).
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -16,8 +18,6 @@
 #include <thread>
 
 #include "src/exercises/exercises.h"
-
-extern char** environ;
 
 namespace seqgrad::exercises {
 
@@ -28,26 +28,79 @@ using Clock = std::chrono::steady_clock;
 
 struct ProcessResult {
   bool timed_out = false;
-  int exit_code = -1;  // when it exited
-  int signal = 0;      // when a signal ended it
+  bool interrupted = false;  // seqgrad itself got SIGINT or SIGTERM while it waited
+  int exit_code = -1;        // when it exited
+  int signal = 0;            // when a signal ended it
 };
 
-// Runs argv with standard output and error going to files, and kills it when
-// it runs longer than timeout_seconds (0: no limit).
+// What a child may take: its output files (a flood of printing stops there,
+// SIGXFSZ) and its memory (the sanitizers reserve terabytes of address space,
+// so their builds leave that limit out).
+constexpr rlim_t kOutputLimit = rlim_t(8) << 20;
+constexpr rlim_t kMemoryLimit = rlim_t(4) << 30;
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kLimitMemory = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kLimitMemory = false;
+#else
+constexpr bool kLimitMemory = true;
+#endif
+#else
+constexpr bool kLimitMemory = true;
+#endif
+
+// SIGINT or SIGTERM to seqgrad while a child runs: noted here, so that the
+// child's whole process group is killed and the temporary directory removed.
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
+
+// Runs argv in a process group of its own, with standard output
+// and error going to files and the limits above, and kills the whole group
+// (whatever it forked) when it runs longer than timeout_seconds, when it ends,
+// and when seqgrad is interrupted.
 ProcessResult run_process(const std::vector<std::string>& args, const std::string& out_path,
-                          const std::string& err_path, double timeout_seconds) {
+                          const std::string& err_path, double timeout_seconds, bool sandboxed) {
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error("cannot run " + args[0] + ": " + std::strerror(rc));
+  const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int err = out_path == err_path ? out : open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (out < 0 || err < 0 || in < 0)
+    throw std::runtime_error("cannot open the files of a check: " + std::string(std::strerror(errno)));
+  struct sigaction stop {
+  }, old_int{}, old_term{};
+  stop.sa_handler = on_interrupt;
+  sigemptyset(&stop.sa_mask);
+  g_interrupted = 0;
+  sigaction(SIGINT, &stop, &old_int);
+  sigaction(SIGTERM, &stop, &old_term);
+  const pid_t pid = fork();
+  if (pid == 0) {  // the child: only async-signal-safe calls until exec
+    setpgid(0, 0);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    dup2(in, STDIN_FILENO);
+    dup2(out, STDOUT_FILENO);
+    dup2(err, STDERR_FILENO);
+    if (sandboxed) {
+      const rlimit fsize{kOutputLimit, kOutputLimit};
+      setrlimit(RLIMIT_FSIZE, &fsize);
+      if (kLimitMemory) {
+        const rlimit memory{kMemoryLimit, kMemoryLimit};
+        setrlimit(RLIMIT_AS, &memory);
+      }
+    }
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  const int spawn_errno = errno;
+  close(in);
+  close(out);
+  if (err != out) close(err);
+  if (pid < 0) throw std::runtime_error("cannot run " + args[0] + ": " + std::strerror(spawn_errno));
+  setpgid(pid, pid);  // also here, so that the group exists before either side goes on
   ProcessResult r;
   const auto start = Clock::now();
   int status = 0;
@@ -55,17 +108,34 @@ ProcessResult run_process(const std::vector<std::string>& args, const std::strin
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     if (done < 0 && errno != EINTR) throw std::runtime_error("waiting for " + args[0] + ": " + std::strerror(errno));
-    if (timeout_seconds > 0 && std::chrono::duration<double>(Clock::now() - start).count() > timeout_seconds) {
-      kill(pid, SIGKILL);
+    r.interrupted = g_interrupted != 0;
+    r.timed_out = timeout_seconds > 0 && std::chrono::duration<double>(Clock::now() - start).count() > timeout_seconds;
+    if (r.timed_out || r.interrupted) {
+      kill(-pid, SIGKILL);
       waitpid(pid, &status, 0);
-      r.timed_out = true;
-      return r;
+      break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  kill(-pid, SIGKILL);  // what it forked and left behind goes with it
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (r.timed_out || r.interrupted) return r;
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   return r;
+}
+
+// At most `limit` bytes of a child's output file, and a note of what was left out.
+std::string read_capped(const std::string& path, std::size_t limit = std::size_t(1) << 20) {
+  std::ifstream in(path, std::ios::binary);
+  std::string s(limit, '\0');
+  in.read(s.data(), static_cast<std::streamsize>(limit));
+  s.resize(static_cast<std::size_t>(in.gcount()));
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (!ec && size > s.size()) s += "\n[... " + std::to_string(size - s.size()) + " more bytes not shown]\n";
+  return s;
 }
 
 // How this seqgrad's build compiles and links an exercise (CMake writes it next to the program).
@@ -124,7 +194,9 @@ void read_events(const std::string& out, CheckReport& r, bool& done) {
     } catch (const nlohmann::json::exception&) {
       continue;  // the student's own printing to standard output
     }
-    if (!ev.is_object() || !ev.contains("event")) continue;
+    if (!ev.is_object() || !ev.contains("event") || !ev["event"].is_string() ||
+        (ev.contains("check") && !ev["check"].is_string()))
+      continue;  // a line of the student's that only looks like the protocol
     const std::string kind = ev["event"];
     if (kind == "done") {
       done = true;
@@ -134,16 +206,19 @@ void read_events(const std::string& out, CheckReport& r, bool& done) {
     for (CheckLine& c : r.checks) {
       if (c.id != id) continue;
       if (kind == "start") {
-        c.title = ev.value("title", c.title);
+        if (ev.contains("title") && ev["title"].is_string()) c.title = ev["title"];
         c.status = Status::error;  // until it reports: this is the check a crash or a hang happened in
         r.during = c.title;
       } else if (kind == "pass") {
         c.status = Status::pass;
       } else if (kind == "fail") {
-        const std::string status = ev.value("status", "fail");
+        const auto text = [&](const char* key, const char* otherwise) {
+          return ev.contains(key) && ev[key].is_string() ? ev[key].get<std::string>() : std::string(otherwise);
+        };
+        const std::string status = text("status", "fail");
         c.status = status == "todo" ? Status::todo : status == "error" ? Status::error : Status::fail;
-        c.detail = ev.value("detail", "");
-        c.hint = ev.value("hint", "");
+        c.detail = text("detail", "");
+        c.hint = text("hint", "");
       }
     }
   }
@@ -169,41 +244,56 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return r;
   };
-  if (!fs::is_regular_file(file)) return finish(Outcome::missing);
+  if (file.empty() || !fs::is_regular_file(file)) return finish(Outcome::missing);
   const Toolchain tc = load_toolchain();
   const TempDir work;
   const std::string object = work.path + "/student.o", program = work.path + "/check", log = work.path + "/log";
 
   std::vector<std::string> compile{tc.compiler};
   compile.insert(compile.end(), tc.compile.begin(), tc.compile.end());
-  compile.insert(compile.end(), {"-c", file, "-o", object});
-  ProcessResult p = run_process(compile, log, log, 0);
+  // Read as C++ whatever its name ends with, and as a path whatever it starts with (not -o or @file).
+  const std::string source = file[0] == '-' || file[0] == '@' ? "./" + file : file;
+  compile.insert(compile.end(), {"-x", "c++", "-c", source, "-x", "none", "-o", object});
+  ProcessResult p = run_process(compile, log, log, kCompileSeconds, false);
+  if (p.interrupted) throw Interrupted{};
   if (p.exit_code != 0) {
-    r.output = detail::read_file(log);
+    r.output = p.timed_out ? text::trf("exercise.compile_timed_out", options.lang, kCompileSeconds) : read_capped(log);
     return finish(Outcome::compile_error);
   }
   std::vector<std::string> link{tc.compiler, object, checks_object(tc, e)};
   link.insert(link.end(), tc.libraries.begin(), tc.libraries.end());
   link.insert(link.end(), tc.link.begin(), tc.link.end());
   link.insert(link.end(), {"-o", program});
-  p = run_process(link, log, log, 0);
+  p = run_process(link, log, log, kCompileSeconds, false);
+  if (p.interrupted) throw Interrupted{};
   if (p.exit_code != 0) {
-    r.output = detail::read_file(log);
+    r.output = read_capped(log);
     return finish(Outcome::link_error);
   }
 
   const std::string out = work.path + "/out", err = work.path + "/err";
-  p = run_process({program, "--lang", std::string(text::to_string(options.lang))}, out, err, options.timeout_seconds);
+  p = run_process({program, "--lang", std::string(text::to_string(options.lang))}, out, err, options.timeout_seconds,
+                  true);
+  if (p.interrupted) throw Interrupted{};
   bool done = false;
-  read_events(detail::read_file(out), r, done);
-  r.output = detail::read_file(err);
+  read_events(read_capped(out, std::size_t(4) << 20), r, done);
+  r.output = read_capped(err);
   if (p.timed_out || p.signal != 0 || !done) {
+    const bool flood = p.signal == SIGXFSZ;
+    const bool early_exit = !p.timed_out && p.signal == 0;  // exit() or a return from main before the checks ended
     if (!p.timed_out) r.crash = p.signal != 0 ? signal_name(p.signal) : "exit code " + std::to_string(p.exit_code);
+    // Stopped before any check began (in a static initialiser, say): the first check says so.
+    if (!r.checks.empty() && std::none_of(r.checks.begin(), r.checks.end(), [](const CheckLine& c) {
+          return c.status == Status::error || c.status == Status::pass || c.status == Status::fail;
+        }))
+      r.checks.front().status = Status::error;
     for (CheckLine& c : r.checks)
       if (c.status == Status::error && c.detail.empty()) {
-        c.detail = p.timed_out ? text::trf("exercise.timed_out", options.lang, r.limit, c.title)
-                               : text::trf("exercise.crashed", options.lang, r.crash, c.title);
-        if (!p.timed_out) c.hint = text::tr("exercise.crash_hint", options.lang);
+        c.detail = p.timed_out  ? text::trf("exercise.timed_out", options.lang, r.limit, c.title)
+                   : flood      ? text::trf("exercise.flooded", options.lang, kOutputLimit >> 20, c.title)
+                   : early_exit ? text::trf("exercise.exited_early", options.lang, p.exit_code, c.title)
+                                : text::trf("exercise.crashed", options.lang, r.crash, c.title);
+        if (!p.timed_out && !flood && !early_exit) c.hint = text::tr("exercise.crash_hint", options.lang);
       }
     return finish(p.timed_out ? Outcome::timed_out : Outcome::crashed);
   }
@@ -304,7 +394,8 @@ std::string report_text(const CheckReport& r, const Exercise& e, text::Lang lang
     if (!c.detail.empty()) s += "        " + c.detail + "\n";
     if (!c.hint.empty()) s += "        " + std::string(tr("exercise.hint", lang)) + ": " + c.hint + "\n";
   }
-  if ((r.outcome == Outcome::crashed || r.outcome == Outcome::timed_out) && !r.output.empty()) {
+  if ((r.outcome == Outcome::crashed || r.outcome == Outcome::timed_out || r.outcome == Outcome::failed) &&
+      !r.output.empty()) {
     std::string tail = r.output.size() > 2000 ? "..." + r.output.substr(r.output.size() - 2000) : r.output;
     s += std::string(tr("exercise.stderr", lang)) + "\n" + tail + (tail.ends_with('\n') ? "" : "\n");
   }

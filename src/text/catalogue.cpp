@@ -43,6 +43,17 @@ Entry kEntries[] = {
     {"exercise.timed_out",
      "your code was stopped after {} s during the check '{}': an endless loop, or far too much work?",
      "'{1}' 확인 도중 {0}초가 지나 코드를 멈췄습니다. 무한 루프이거나 일이 너무 많은 것은 아닌가요?"},
+    {"exercise.exited_early",
+     "your program ended (exit code {}) during the check '{}', before the checks were done: an exit() or "
+     "std::exit in your code?",
+     "'{1}' 확인 도중, 확인이 다 끝나기 전에 프로그램이 끝났습니다(종료 코드 {0}). 코드에 exit()나 std::exit가 "
+     "있지 않나요?"},
+    {"exercise.flooded",
+     "your code was stopped during the check '{1}': it printed more than {0} MiB (a print inside a loop?)",
+     "'{1}' 확인 도중 코드를 멈췄습니다. 출력이 {0} MiB를 넘었습니다(반복문 안에서 출력하고 있지 않나요?)"},
+    {"exercise.compile_timed_out",
+     "the compiler was stopped after {} s (a template or constexpr computation that does not end?)",
+     "{}초가 지나 컴파일러를 멈췄습니다(끝나지 않는 템플릿이나 constexpr 계산이 있지 않나요?)"},
     {"exercise.crash_hint",
      "an index outside a vector's size is the usual cause (the exercise build checks std::vector's [] and stops "
      "there); "

@@ -2,7 +2,11 @@
 // fails with "not implemented yet", every wrong solution fails at the check
 // (and with the hint) its first line names, and files that do not compile,
 // do not link, crash or never end are reported as such by the real binary.
+#include <signal.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -165,6 +169,50 @@ TEST_CASE("code that crashes or never ends is reported, and seqgrad lives on") {
   CHECK(j["outcome"] == "timed-out");
   CHECK((*first_failure(j))["id"] == "forward");
   CHECK(j["seconds"].get<double>() < 30);
+}
+
+TEST_CASE("a child that forks, floods, ends early or prints odd bytes is contained and reported as such") {
+  // What it forked is killed with it: no process of the check is left once seqgrad answers.
+  nlohmann::json j = check_json("tanh-backward", kDir + "/broken/forks.cpp");
+  CHECK(j["outcome"] == "passed");
+  const std::string said = j.value("output", std::string());
+  const auto at = said.find("forked child ");
+  REQUIRE(at != std::string::npos);
+  const pid_t child = std::stoi(said.substr(at + 13));
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {  // killed at once; reaped by whoever inherits it a moment later
+    gone = kill(child, 0) != 0 && errno == ESRCH;
+    if (!gone) usleep(20000);
+  }
+  CHECK(gone);
+
+  // Printing without end stops at the output limit, long before the time limit; seqgrad keeps 1 MiB of it.
+  j = check_json("tanh-backward", kDir + "/broken/floods.cpp", " --timeout 30");
+  CHECK(j["outcome"] == "crashed");
+  CHECK(j["crash"] == "File size limit exceeded");
+  CHECK((*first_failure(j))["detail"].get<std::string>().find("printed more than 8 MiB") != std::string::npos);
+  CHECK(j["seconds"].get<double>() < 15);
+
+  j = check_json("tanh-backward", kDir + "/broken/exits-early.cpp");
+  CHECK(j["outcome"] == "crashed");
+  CHECK((*first_failure(j))["detail"].get<std::string>().find("your program ended (exit code 0)") != std::string::npos);
+  CHECK(!(*first_failure(j)).contains("hint"));  // not the hint about vector indices
+
+  // EUC-KR bytes in the source and the output, and lines that look like the protocol: a verdict, the bytes replaced.
+  j = check_json("tanh-backward", kDir + "/broken/euc-kr.cpp");
+  CHECK(j["outcome"] == "passed");
+  CHECK(j["output"].get<std::string>().find("on stderr") != std::string::npos);
+
+  // A file read as C++ whatever its name: .txt, no extension, a leading dash.
+  const std::string dir = temp_dir();
+  for (const std::string name : {"tanh.txt", "tanh", "-tanh.cpp"}) {
+    fs::copy_file(kDir + "/solutions/tanh-backward.cpp", dir + "/" + name);
+    const test::CommandResult r = test::run_shell("cd '" + dir + "' && '" + std::string(SEQGRAD_BINARY) +
+                                                  "' exercise check tanh-backward --lang en -- '" + name + "'");
+    INFO(name << ": " << r.out << r.err);
+    CHECK(r.exit_code == 0);
+  }
+  fs::remove_all(dir);
 }
 
 TEST_CASE("exercise start keeps an edited file, and rewrites an untouched stub or with --force") {
