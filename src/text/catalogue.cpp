@@ -188,6 +188,80 @@ std::string one_line(std::string_view s) {
 std::string_view to_string(Lang lang) { return lang == Lang::ko ? "ko" : "en"; }
 
 namespace {
+// The code point that ends `s` (0 for none or malformed), and where it starts.
+char32_t last_code_point(std::string_view s, std::size_t& start) {
+  std::size_t i = s.size();
+  while (i > 0 && (static_cast<unsigned char>(s[i - 1]) & 0xC0) == 0x80) --i;
+  if (i == 0) return 0;
+  --i;
+  start = i;
+  const auto c = static_cast<unsigned char>(s[i]);
+  const std::size_t n = utf8_char_at(s, i);
+  if (n == 0 || i + n != s.size()) return 0;
+  char32_t cp = n == 1 ? c : c & (0x7F >> n);
+  for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  return cp;
+}
+
+// How the text before a particle ends when read aloud: with a final consonant, and whether that is ㄹ.
+struct Ending {
+  bool consonant = false, rieul = false;
+};
+Ending ending_of(std::string_view before) {
+  std::size_t start = 0;
+  for (char32_t cp; (cp = last_code_point(before, start)) != 0; before = before.substr(0, start)) {
+    if (cp == ')' || cp == ']' || cp == '\'' || cp == '"' || cp == '`' || cp == ' ' || cp == 0x2019 || cp == 0x201D)
+      continue;
+    if (cp >= 0xAC00 && cp <= 0xD7A3) {
+      const auto final = (cp - 0xAC00) % 28;
+      return {final != 0, final == 8};
+    }
+    if (cp >= '0' && cp <= '9') {  // 영 일 이 삼 사 오 육 칠 팔 구
+      constexpr bool consonant[] = {true, true, false, true, false, false, true, true, true, false};
+      constexpr bool rieul[] = {false, true, false, false, false, false, false, true, true, false};
+      return {consonant[cp - '0'], rieul[cp - '0']};
+    }
+    const char32_t lower = cp >= 'A' && cp <= 'Z' ? cp - 'A' + 'a' : cp;
+    if (lower >= 'a' && lower <= 'z')  // 엘 엠 엔 알; the other letters' names end in a vowel
+      return {lower == 'l' || lower == 'm' || lower == 'n' || lower == 'r', lower == 'l' || lower == 'r'};
+    return {};
+  }
+  return {};
+}
+
+bool hangul_only(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t start = 0;
+    const std::size_t n = utf8_char_at(s, i);
+    if (n != 3) return false;
+    const char32_t cp = last_code_point(s.substr(0, i + n), start);
+    if (cp < 0xAC00 || cp > 0xD7A3) return false;
+    i += n;
+  }
+  return !s.empty();
+}
+}  // namespace
+
+std::string korean_particles(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t close = s[i] == '[' ? s.find(']', i) : std::string_view::npos;
+    const std::size_t slash = close != std::string_view::npos ? s.find('/', i) : std::string_view::npos;
+    if (slash != std::string_view::npos && slash < close) {
+      const std::string_view with = s.substr(i + 1, slash - i - 1), without = s.substr(slash + 1, close - slash - 1);
+      if (hangul_only(with) && hangul_only(without)) {
+        const Ending e = ending_of(out);
+        out += e.consonant && !(e.rieul && with == "으로") ? with : without;
+        i = close + 1;
+        continue;
+      }
+    }
+    out += s[i++];
+  }
+  return out;
+}
+
+namespace {
 const Entry* lookup(std::string_view id) {
   const auto all = sorted();
   const auto it = std::lower_bound(all.begin(), all.end(), Entry{id, {}, {}}, by_id);

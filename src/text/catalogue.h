@@ -27,10 +27,21 @@ std::string_view to_string(Lang lang);
 std::string_view tr(std::string_view id, Lang lang);
 bool has(std::string_view id);
 
-// The message with its {} fields filled, as fmt::format does.
+// A Korean particle after a filled field depends on how the field is read:
+// "{}[이고/고]" becomes "3이고" but "5고", "{}[을/를]" "파일을" but "rnn을" and
+// "gru를". Each "[A/B]" takes A after a final consonant, B otherwise (and for
+// [으로/로], B after ㄹ too), judged from the character before it: a Hangul
+// syllable, a digit as Korean reads it (영 일 이 삼 사 오 육 칠 팔 구), a Latin
+// letter by its Korean name (엘 엠 엔 알 end in a consonant); closing brackets
+// and quotes are looked through.
+std::string korean_particles(std::string_view s);
+
+// The message with its {} fields filled, as fmt::format does (and, in Korean,
+// its particles chosen).
 template <class... Args>
 std::string trf(std::string_view id, Lang lang, Args&&... args) {
-  return fmt::format(fmt::runtime(tr(id, lang)), std::forward<Args>(args)...);
+  std::string out = fmt::format(fmt::runtime(tr(id, lang)), std::forward<Args>(args)...);
+  return lang == Lang::ko ? korean_particles(out) : out;
 }
 
 // The length of the UTF-8 character at s[i], or 0 when the bytes there are not

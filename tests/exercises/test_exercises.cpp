@@ -306,3 +306,24 @@ TEST_CASE("the catalogue has every message in both languages, with the same fiel
     }
   }
 }
+
+TEST_CASE("Korean particles follow how the word before them is read, and no (을)를 pair is left") {
+  using seqgrad::text::korean_particles;
+  CHECK(korean_particles("내적 3[이고/고]") == "내적 3이고");                                // 삼
+  CHECK(korean_particles("내적 0.5[이고/고]") == "내적 0.5고");                              // 오
+  CHECK(korean_particles("(0.25, 1.0)[이고/고]") == "(0.25, 1.0)이고");                      // 영, through the bracket
+  CHECK(korean_particles("-0.561870869[이어야/여야] 합니다") == "-0.561870869여야 합니다");  // 구
+  CHECK(korean_particles("파일[을/를] 모델[을/를] 스텝[이/가]") == "파일을 모델을 스텝이");
+  CHECK(korean_particles("rnn[은/는] gru[은/는] lstm[이/가] 'gelu'[을/를]") == "rnn은 gru는 lstm이 'gelu'를");
+  CHECK(korean_particles("서울[으로/로] 집[으로/로] 7[으로/로] 3[으로/로] 5[으로/로]") ==
+        "서울로 집으로 7로 3으로 5로");                               // ㄹ takes 로; 칠, 삼, 오
+  CHECK(korean_particles("[0, 1) and [a/b]") == "[0, 1) and [a/b]");  // not a particle pair: left as it is
+  // Every Korean message, filled, reads without a pair of forms.
+  for (const seqgrad::text::Entry& e : seqgrad::text::entries()) {
+    INFO(e.id);
+    const std::string ko = korean_particles(e.ko);
+    for (const char* pair :
+         {"을(를)", "이(가)", "은(는)", "(으)로", "와(과)", "[을/", "[이/", "[은/", "[으로/", "[이고/"})
+      CHECK(ko.find(pair) == std::string::npos);
+  }
+}
