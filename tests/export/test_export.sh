@@ -80,7 +80,7 @@ for v in "${variants[@]}"; do
      ! cmp -s "pt-$name/weights.safetensors" "torch-again-$name/weights.safetensors"; then
     echo "FAIL $name: export, import and export again do not give the same weights file"; failed=1; continue
   fi
-  echo "ok   $name: $(echo "$out" | grep '^logits' | cut -d, -f1 | sed 's/logits: //'); $(echo "$out" | grep -o "loss [0-9.e-]* -> [0-9.e-]*")"
+  echo "ok   $name: logits $(echo "$out" | grep '^logits' | cut -d, -f1 | sed 's/logits: //'), loss difference $(echo "$out" | grep -o 'difference [0-9.e+-]* (pass: at most 1e-5)' | cut -d' ' -f2); $(echo "$out" | grep -o "loss [0-9.e-]* -> [0-9.e-]*")"
 done
 # A teacher's way back: a model trained further in PyTorch (20 Adam steps; the LSTM's bias_hh no
 # longer 0), saved, imported, and exported again: seqgrad's logits on the held-out batch are PyTorch's.
