@@ -119,6 +119,12 @@ void expect_close(const Checker& c, std::string_view what, const Shape& shape, c
   for (std::size_t i = 0; i < expected.size(); ++i) {
     if (close(expected[i], got[i], tol)) continue;
     std::string why = hint;
+    // NaN where the answer is finite, and the poison's own: a buffer read before it was written (the student's
+    // program runs with SEQGRAD_POISON_BUFFERS=1, so an unfilled buffer is a positive quiet NaN, not zero by
+    // luck, and arithmetic passes it on; x86's inf - inf and inf / inf give a negative one, an overflow).
+    if (std::isnan(static_cast<double>(got[i])) && !std::signbit(static_cast<double>(got[i])) &&
+        std::isfinite(static_cast<double>(expected[i])))
+      why = c.shared("check.unfilled_hint");
     for (const Mistake& m : mistakes)
       if (all_close(m.values, got, tol)) {
         why = m.hint;

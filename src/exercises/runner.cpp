@@ -19,6 +19,8 @@
 
 #include "src/exercises/exercises.h"
 
+extern char** environ;
+
 namespace seqgrad::exercises {
 
 namespace {
@@ -64,6 +66,14 @@ ProcessResult run_process(const std::vector<std::string>& args, const std::strin
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // The student's program gets every buffer an op hands out unfilled as NaN (SEQGRAD_POISON_BUFFERS,
+  // autograd/backend.cpp): code that reads what it never wrote (a += into grad_into's buffer) shows.
+  static char poison[] = "SEQGRAD_POISON_BUFFERS=1";
+  std::vector<char*> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "SEQGRAD_POISON_BUFFERS=", 23) != 0) env.push_back(*e);
+  env.push_back(poison);
+  env.push_back(nullptr);
   const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const int err = out_path == err_path ? out : open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -92,7 +102,10 @@ ProcessResult run_process(const std::vector<std::string>& args, const std::strin
         setrlimit(RLIMIT_AS, &memory);
       }
     }
-    execvp(argv[0], argv.data());
+    if (sandboxed)
+      execve(argv[0], argv.data(), env.data());  // the checks' program: a path of seqgrad's own
+    else
+      execvp(argv[0], argv.data());
     _exit(127);
   }
   const int spawn_errno = errno;

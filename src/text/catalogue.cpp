@@ -87,6 +87,11 @@ Entry kEntries[] = {
      "statement",
      "엔진 연산이 던지는 예외에는 연산 이름과 받은 모양이 들어 있습니다. 스텁 설명의 모양과 비교해 보세요"},
     {"check.shape_detail", "{}: expected the shape {}, got {}", "{}: 기대한 모양 {}, 실제 모양 {}"},
+    {"check.unfilled_hint",
+     "NaN where the expected values are finite: your code read a value it never wrote. A buffer from grad_into or "
+     "make_result holds nothing yet (in the checks every value of it is NaN): write into it with =, not +=",
+     "기댓값은 유한한데 NaN이 나왔습니다. 쓰지 않은 값을 읽은 것입니다. grad_into나 make_result가 주는 버퍼에는 "
+     "아직 아무 값도 없습니다(확인할 때는 모두 NaN으로 채워 둡니다). +=가 아니라 =로 쓰세요"},
     {"check.shape_hint", "work out the shape of each intermediate result on paper, with the legend B, T, C, H, D",
      "B, T, C, H, D 기호로 중간 결과의 모양을 하나씩 종이에 적어 보세요"},
     {"check.size_detail", "{}: expected {} values, got {}", "{}: 값이 {}개여야 하는데 {}개입니다"},
