@@ -14,17 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "src/bench/workloads.h"
+#include "src/io/files.h"
 
 namespace seqgrad::bench {
 
 namespace {
-
-// 'text' for sh, whatever it holds.
-std::string quoted(const std::string& text) {
-  std::string q = "'";
-  for (char c : text) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 // The last line of `text` that is not blank: where a Python traceback says what failed.
 std::string last_line(const std::string& text) {
@@ -57,10 +51,10 @@ ReferenceResult run_reference(const std::string& interpreter, const std::string&
   // OpenBLAS runs the kernels it picks for this CPU: a machine whose environment
   // names others (OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU, a cache size) would
   // compare seqgrad with a PyTorch held below its best. Unset for this process alone.
-  const std::string run =
-      "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=" + quoted(reference_blas_threads(threads)) +
-      " " + quoted(interpreter) + " " + quoted(script) + " --threads " + std::to_string(threads) + " --steps " +
-      std::to_string(steps) + " --json --workload " + quoted(name);
+  const std::string run = "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=" +
+                          io::shell_quoted(reference_blas_threads(threads)) + " " + io::shell_quoted(interpreter) +
+                          " " + io::shell_quoted(script) + " --threads " + std::to_string(threads) + " --steps " +
+                          std::to_string(steps) + " --json --workload " + io::shell_quoted(name);
   // Stopped after timeout_seconds (and killed 5 s later) by coreutils' timeout, where there is one.
   const std::string limit = fmt::format("{:g}", timeout_seconds);
   const std::string command = "{ if command -v timeout >/dev/null 2>&1; then timeout -k 5 " + limit + " " + run +

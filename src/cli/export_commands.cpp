@@ -7,6 +7,7 @@
 
 #include "src/cli/commands.h"
 #include "src/export/pytorch.h"
+#include "src/io/files.h"
 
 namespace seqgrad::cli {
 
@@ -18,10 +19,7 @@ std::string shell_word(const std::string& path) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '/' || c == '_' || c == '-';
   });
   const std::string p = path[0] == '-' ? "./" + path : path;
-  if (plain) return p;
-  std::string quoted = "'";
-  for (char c : p) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return text::one_line(quoted + "'");
+  return plain ? p : text::one_line(io::shell_quoted(p));
 }
 }  // namespace
 

@@ -53,4 +53,10 @@ std::filesystem::path resolved(const std::filesystem::path& path) {
   return ec ? absolute.lexically_normal() : r;
 }
 
+std::string shell_quoted(std::string_view text) {
+  std::string q = "'";
+  for (char c : text) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 }  // namespace seqgrad::io

@@ -20,4 +20,7 @@ inline void write_file(const std::string& path, std::string_view text) { write_f
 // names of one file resolve to the same path.
 std::filesystem::path resolved(const std::filesystem::path& path);
 
+// 'text' as one word for sh, whatever it holds (a ' written as '\'').
+std::string shell_quoted(std::string_view text);
+
 }  // namespace seqgrad::io
