@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -135,6 +137,44 @@ const char* verdict_word(labs::Verdict v) {
   return v == labs::Verdict::holds ? "holds" : v == labs::Verdict::fails ? "does not hold" : "inconclusive";
 }
 
+// The lab's experiment on `trial`. With SEQGRAD_LAB_CACHE=DIR in the environment (the guides' test sets it), a
+// result is kept in DIR and the same lab on the same trial reads it back instead of running again: the Korean guide
+// then shows the figures of the English guide's run, in Korean, without training every lab twice. The figure lines
+// are the same in every language (lab.frame.figures_in_english says so), so nothing shown depends on which
+// language ran first; once they are written in the student's language, the key must name the language too.
+labs::LabResult run_lab(const labs::Lab& l, const labs::Trial& trial) {
+  const char* dir = std::getenv("SEQGRAD_LAB_CACHE");
+  if (!dir || !*dir) return l.run(trial);
+  std::string key = l.name;
+  for (std::uint64_t s : trial.seeds) key += "-s" + std::to_string(s);
+  if (trial.steps) key += "-n" + std::to_string(*trial.steps);
+  const std::filesystem::path path = std::filesystem::path(dir) / (key + ".json");
+  if (std::ifstream in(path); in) {
+    const auto j = nlohmann::json::parse(in);
+    labs::LabResult r;
+    r.name = j.at("name");
+    r.claim = j.at("claim");
+    r.figures = j.at("figures");
+    r.lines = j.at("lines").get<std::vector<std::string>>();
+    r.holds = j.at("holds");
+    r.inconclusive = j.at("inconclusive");
+    for (const auto& p : j.at("pictures")) r.pictures.push_back({p.at("file"), p.at("svg")});
+    return r;
+  }
+  labs::LabResult r = l.run(trial);
+  nlohmann::ordered_json j = {{"name", r.name},
+                              {"claim", r.claim},
+                              {"figures", r.figures},
+                              {"lines", r.lines},
+                              {"holds", r.holds},
+                              {"inconclusive", r.inconclusive},
+                              {"pictures", nlohmann::json::array()}};
+  for (const auto& p : r.pictures) j["pictures"].push_back({{"file", p.file}, {"svg", p.svg}});
+  std::filesystem::create_directories(dir);
+  io::write_file(path.string(), j.dump());
+  return r;
+}
+
 // `seqgrad lab NAME --seeds A-B`: the lab on each seed alone, each run's figures as it ends, then how many hold.
 // 0 when the claim holds on every seed, 1 when on none, 3 when the seeds split.
 int run_on_seeds(const labs::Lab& l, const std::vector<std::uint64_t>& seeds, std::optional<int> steps, bool json,
@@ -149,7 +189,7 @@ int run_on_seeds(const labs::Lab& l, const std::vector<std::uint64_t>& seeds, st
   }
   for (std::uint64_t seed : seeds) {
     const labs::Trial trial{{seed}, steps};
-    runs.push_back(l.run(trial));
+    runs.push_back(run_lab(l, trial));
     const labs::Verdict v = labs::verdict_of(runs.back());
     const std::string which = text::trf("lab.frame.seed", lang, seed);
     if (json) {
@@ -290,7 +330,7 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
     std::string given = a->answer;
     if (ask) given = read_answer(l, lang);
     labs::LabResult r =
-        a->vectors.empty() ? l.run(trial) : labs::attention_by_hand(parse_vectors(a->vectors), a->query);
+        a->vectors.empty() ? run_lab(l, trial) : labs::attention_by_hand(parse_vectors(a->vectors), a->query);
     std::optional<labs::Grade> grade;
     if (!given.empty()) grade = l.question->grade(given, r, lang);
     r.claim = labs::claim_text(l, lang);
