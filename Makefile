@@ -77,9 +77,9 @@ $(BUILD_ASAN)/CMakeCache.txt: | deps
 LEAKS := $(if $(filter Linux,$(shell uname -s)),detect_leaks=1:,)
 test-asan: deps $(BUILD_ASAN)/CMakeCache.txt
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
-	# The trained labs (gates, qk-asymmetry, clipping, ...) train up to 32 models: seconds here, minutes under ASan; the
-	# timed lab (sequential-time) compares step times, which ASan distorts; the labs' "try this" lines train too. The
-	# release suite runs them.
+	# The trained labs (gates, qk-asymmetry, clipping, ...) train up to 32 models: seconds here, minutes under ASan (so
+	# does the test of lab --seed and --seeds, named for it); the timed lab (sequential-time) compares step times, which
+	# ASan distorts; the labs' "try this" lines train too. The release suite runs them.
 	# SEQGRAD_POISON_BUFFERS: every buffer an op gets unfilled is NaN, so reading before writing shows.
 	ASAN_OPTIONS=$(LEAKS)abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 SEQGRAD_POISON_BUFFERS=1 \
 	  ctest --test-dir $(BUILD_ASAN) $(CTEST_FLAGS) -E "trained lab|timed lab|try this"

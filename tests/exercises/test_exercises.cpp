@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <filesystem>
@@ -97,10 +98,21 @@ TEST_CASE("every untouched stub fails with 'not implemented yet'") {
 TEST_CASE("every wrong solution fails, at the check and with the hint its first lines name") {
   // Each file opens with "// expect: CHECK [HINT-ID]": the first check that
   // must fail and, where the checker recognises the mistake, its hint.
+  // Under the sanitizers, the first of each exercise (by name) alone: the checker's side of a failing check is the
+  // same for each, and the release build runs them all, at a third of the time.
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr int kEach = 1;
+#else
+  constexpr int kEach = 1000;
+#endif
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(kDir + "/wrong")) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
   std::map<std::string, int> per_exercise;
-  for (const auto& entry : fs::directory_iterator(kDir + "/wrong")) {
-    const std::string file = entry.path().string(), stem = entry.path().stem().string();
+  for (const fs::path& path : files) {
+    const std::string file = path.string(), stem = path.stem().string();
     const std::string name = stem.substr(0, stem.find('.'));
+    if (per_exercise[name] >= kEach) continue;
     std::ifstream in(file);
     std::string line;
     std::getline(in, line);
@@ -123,7 +135,7 @@ TEST_CASE("every wrong solution fails, at the check and with the hint its first 
   }
   for (const std::string& name : exercise_names()) {
     INFO(name);
-    CHECK(per_exercise[name] >= 2);
+    CHECK(per_exercise[name] >= std::min(kEach, 2));
   }
 }
 
