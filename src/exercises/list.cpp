@@ -12,7 +12,7 @@ namespace seqgrad::exercises {
 namespace {
 
 constexpr Exercise kExercises[] = {
-    {"tanh-backward", 1, "tanh_op", "forward one-op backward composed no-gradient",
+    {"tanh-backward", 1, "tanh_op", "forward large-inputs one-op backward composed no-gradient",
      R"(Tensor tanh_op(const Tensor& x) {
   // your code here
   throw NotImplemented();
@@ -89,13 +89,13 @@ Tensor merge_heads(const Tensor& x) {
   throw NotImplemented();
 }
 )"},
-    {"rope", 4, "rotary", "forward one-op backward finite-differences relative",
+    {"rope", 4, "rotary", "forward base one-op backward finite-differences relative",
      R"(Tensor rotary(const Tensor& x, Scalar base) {
   // your code here
   throw NotImplemented();
 }
 )"},
-    {"layer-norm", 5, "layer_norm", "forward one-op backward finite-differences edges",
+    {"layer-norm", 5, "layer_norm", "forward eps one-op backward finite-differences edges",
      R"(Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scalar eps) {
   // your code here
   throw NotImplemented();

@@ -14,7 +14,7 @@ constexpr Scalar kEps = 1e-5;
 
 // Row by row, with a slip: the variance divided by C - 1, or eps added outside the square root.
 enum class Slip { unbiased, eps_outside };
-std::vector<Scalar> slipped(const Tensor& x, const Tensor& gamma, const Tensor& beta, Slip slip) {
+std::vector<Scalar> slipped(const Tensor& x, const Tensor& gamma, const Tensor& beta, Slip slip, Scalar eps) {
   const std::size_t C = gamma.numel(), rows = x.numel() / C;
   std::vector<Scalar> y(x.numel());
   for (std::size_t r = 0; r < rows; ++r) {
@@ -23,7 +23,7 @@ std::vector<Scalar> slipped(const Tensor& x, const Tensor& gamma, const Tensor& 
     for (std::size_t j = 0; j < C; ++j) mean += xr[j] / static_cast<Scalar>(C);
     for (std::size_t j = 0; j < C; ++j) var += (xr[j] - mean) * (xr[j] - mean);
     var /= static_cast<Scalar>(slip == Slip::unbiased && C > 1 ? C - 1 : C);
-    const Scalar denom = slip == Slip::eps_outside ? std::sqrt(var) + kEps : std::sqrt(var + kEps);
+    const Scalar denom = slip == Slip::eps_outside ? std::sqrt(var) + eps : std::sqrt(var + eps);
     for (std::size_t j = 0; j < C; ++j) y[r * C + j] = (xr[j] - mean) / denom * gamma.data()[j] + beta.data()[j];
   }
   return y;
@@ -39,14 +39,17 @@ std::vector<Tensor> random_inputs(const Shape& shape, ag::Rng& rng) {
 const TensorFn student = [](const std::vector<Tensor>& x) { return exercise::layer_norm(x[0], x[1], x[2], kEps); };
 const TensorFn engine = [](const std::vector<Tensor>& x) { return ag::layer_norm(x[0], x[1], x[2], kEps); };
 
-void expect_forward(const Checker& c, const Shape& shape, ag::Rng& rng) {
+// With an eps other than 1e-5, the values of 1e-5 are the slip of an eps written into the code.
+void expect_forward(const Checker& c, const Shape& shape, ag::Rng& rng, Scalar eps = kEps) {
   const std::vector<Tensor> in = random_inputs(shape, rng);
   ag::NoGrad no_grad;
-  const Tensor got = student(in);
+  const Tensor got = exercise::layer_norm(in[0], in[1], in[2], eps);
   expect_shape(c, c.shared("check.output"), shape, got.shape());
-  expect_close(c, c.shared("check.output"), shape, engine(in).data(), got.data(), 1e-10, c.tr("hint.forward"),
-               {{slipped(in[0], in[1], in[2], Slip::unbiased), c.tr("hint.unbiased")},
-                {slipped(in[0], in[1], in[2], Slip::eps_outside), c.tr("hint.eps_outside")}});
+  std::vector<Mistake> mistakes{{slipped(in[0], in[1], in[2], Slip::unbiased, eps), c.tr("hint.unbiased")},
+                                {slipped(in[0], in[1], in[2], Slip::eps_outside, eps), c.tr("hint.eps_outside")}};
+  if (eps != kEps) mistakes.insert(mistakes.begin(), {engine(in).data(), c.tr("hint.eps_fixed")});
+  expect_close(c, c.shared("check.output"), shape, ag::layer_norm(in[0], in[1], in[2], eps).data(), got.data(), 1e-10,
+               c.tr("hint.forward"), mistakes);
 }
 
 void expect_backward(const Checker& c, const Shape& shape, ag::Rng& rng) {
@@ -62,6 +65,10 @@ int main(int argc, char** argv) {
   Checker c(argc, argv, "layer-norm");
   ag::Rng rng(1708);
   c.run("forward", [&] { expect_forward(c, {4, 6}, rng); });
+  c.run("eps", [&] {
+    expect_forward(c, {4, 6}, rng, Scalar(0.5));
+    expect_forward(c, {3, 4}, rng, Scalar(1e-3));
+  });
   c.run("one-op", [&] {
     const std::vector<Tensor> in = random_inputs({3, 5}, rng);
     expect_one_op(c, student(in), in, "layer_norm");

@@ -16,7 +16,7 @@ constexpr Scalar kBase = 10000;
 // x (..., T, D) rotated with a slip: the angle t base^(-i/D) for pair i, the
 // pairs (i, i + D/2) instead of (2i, 2i+1), or the rotation the other way.
 enum class Slip { exponent, halves, backwards };
-std::vector<Scalar> slipped(const Tensor& x, Slip slip) {
+std::vector<Scalar> slipped(const Tensor& x, Slip slip, Scalar base) {
   const int T = x.size(-2), D = x.size(-1);
   const std::size_t batch = x.numel() / static_cast<std::size_t>(T * D);
   std::vector<Scalar> y(x.numel());
@@ -24,7 +24,7 @@ std::vector<Scalar> slipped(const Tensor& x, Slip slip) {
     for (int t = 0; t < T; ++t)
       for (int i = 0; 2 * i < D; ++i) {
         const double exponent = slip == Slip::exponent ? double(i) / D : 2.0 * i / D;
-        const double angle = (slip == Slip::backwards ? -t : t) * std::pow(double(kBase), -exponent);
+        const double angle = (slip == Slip::backwards ? -t : t) * std::pow(double(base), -exponent);
         const std::size_t row = (n * T + t) * D;
         const std::size_t a = row + (slip == Slip::halves ? i : 2 * i);
         const std::size_t b = row + (slip == Slip::halves ? i + D / 2 : 2 * i + 1);
@@ -35,14 +35,17 @@ std::vector<Scalar> slipped(const Tensor& x, Slip slip) {
   return y;
 }
 
-void expect_forward(const Checker& c, const Shape& shape, ag::Rng& rng) {
+// At a base other than 10000, rotating by the angles of 10000 is the slip of a base written into the code.
+void expect_forward(const Checker& c, const Shape& shape, ag::Rng& rng, Scalar base = kBase) {
   const Tensor x = random_tensor(shape, rng);
-  const Tensor got = exercise::rotary(x, kBase);
+  const Tensor got = exercise::rotary(x, base);
   expect_shape(c, c.shared("check.output"), shape, got.shape());
-  expect_close(c, c.shared("check.output"), shape, ag::rotary(x, kBase).data(), got.data(), 1e-10, c.tr("hint.forward"),
-               {{slipped(x, Slip::exponent), c.tr("hint.exponent")},
-                {slipped(x, Slip::halves), c.tr("hint.halves")},
-                {slipped(x, Slip::backwards), c.tr("hint.direction")}});
+  std::vector<Mistake> mistakes{{slipped(x, Slip::exponent, base), c.tr("hint.exponent")},
+                                {slipped(x, Slip::halves, base), c.tr("hint.halves")},
+                                {slipped(x, Slip::backwards, base), c.tr("hint.direction")}};
+  if (base != kBase) mistakes.insert(mistakes.begin(), {ag::rotary(x, kBase).data(), c.tr("hint.base")});
+  expect_close(c, c.shared("check.output"), shape, ag::rotary(x, base).data(), got.data(), 1e-10, c.tr("hint.forward"),
+               mistakes);
 }
 
 const TensorFn student = [](const std::vector<Tensor>& x) { return exercise::rotary(x[0], kBase); };
@@ -54,6 +57,10 @@ int main(int argc, char** argv) {
   Checker c(argc, argv, "rope");
   ag::Rng rng(1710);
   c.run("forward", [&] { expect_forward(c, {2, 5, 8}, rng); });
+  c.run("base", [&] {
+    expect_forward(c, {1, 6, 8}, rng, 100);
+    expect_forward(c, {2, 3, 4}, rng, 2.5);
+  });
   c.run("one-op", [&] {
     const Tensor x = random_tensor({3, 4}, rng);
     expect_one_op(c, exercise::rotary(x, kBase), {x}, "rotary");

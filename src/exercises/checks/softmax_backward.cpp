@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   c.run("large-logits", [&] {
     expect_forward(c, {1000, 999, -1000, 998.5}, c.tr("hint.overflow"));
     expect_forward(c, {-800, -801, -799}, c.tr("hint.overflow"));
+    expect_forward(c, {-1000, 1000, 999, 998.5}, c.tr("hint.overflow"));  // the maximum is not the first
   });
   c.run("backward", [&] {
     for (int n : {1, 2, 7}) {

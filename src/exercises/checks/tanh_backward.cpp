@@ -19,6 +19,14 @@ int main(int argc, char** argv) {
     for (Scalar v : x.data()) expected.push_back(std::tanh(v));
     expect_close(c, c.shared("check.output"), x.shape(), expected, y.data(), 1e-12, c.tr("hint.forward"));
   });
+  c.run("large-inputs", [&] {
+    // Past where e^(2x) overflows a double (|x| > 355) and where e^x does (|x| > 709): inf / inf is NaN.
+    const Tensor big({2, 5}, {400, -400, 30, -30, 1000, -1000, 20, -709, 355.5, 0});
+    const Tensor y = exercise::tanh_op(big);
+    std::vector<Scalar> expected;
+    for (Scalar v : big.data()) expected.push_back(std::tanh(v));
+    expect_close(c, c.shared("check.output"), big.shape(), expected, y.data(), 1e-12, c.tr("hint.overflow"));
+  });
   c.run("one-op", [&] {
     const Tensor leaf = copy_leaf(x);
     expect_one_op(c, exercise::tanh_op(leaf), {leaf}, "tanh");
