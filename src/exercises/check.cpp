@@ -8,43 +8,50 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/ops.h"
+#include "src/exercises/compare.h"
 #include "src/exercises/exercise.h"
 
 namespace seqgrad::exercises {
 
 namespace {
 
+// Where the events go: the file named by --record (seqgrad gives one), else standard output.
+std::FILE* g_record = stdout;
+// --expected (the reference solution's run alone): the expected values, the hints and the known mistakes are
+// recorded too. The student's run records what its code gave, never what was expected: nothing in it to copy.
+bool g_with_expected = false;
+
 void emit(const nlohmann::json& event) {
   // One line each, flushed at once: if the student's code crashes in the next
   // check, seqgrad still reads every line before it.
-  std::fputs((event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
-  std::fflush(stdout);
+  std::fputs((event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), g_record);
+  std::fflush(g_record);
 }
 
-std::string index_text(const Shape& shape, std::size_t flat) {
-  std::vector<std::size_t> index(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    const auto n = static_cast<std::size_t>(shape[d]);
-    index[d] = flat % n;
-    flat /= n;
+// Numbers as JSON, with NaN (its sign kept: the poison's is positive) and the infinities as strings.
+nlohmann::json numbers(const std::vector<Scalar>& values) {
+  nlohmann::json out = nlohmann::json::array();
+  for (Scalar v : values) {
+    const double d = static_cast<double>(v);
+    if (std::isfinite(d))
+      out.push_back(d);
+    else
+      out.push_back(std::isnan(d) ? (std::signbit(d) ? "-nan" : "nan") : (d > 0 ? "inf" : "-inf"));
   }
-  std::string s = "[";
-  for (std::size_t d = 0; d < index.size(); ++d) s += (d ? ", " : "") + std::to_string(index[d]);
-  return s + "]";
+  return out;
 }
 
-std::string number(double v) { return fmt::format("{:.9g}", v); }
-
-bool close(Scalar expected, Scalar got, double tol) {
-  return std::abs(static_cast<double>(got) - static_cast<double>(expected)) <=
-         tol * (1 + std::abs(static_cast<double>(expected)));  // NaN is never close
-}
+std::vector<double> doubles(const std::vector<Scalar>& values) { return {values.begin(), values.end()}; }
 
 }  // namespace
 
 Checker::Checker(int argc, char** argv, std::string exercise) : exercise_(std::move(exercise)) {
-  for (int i = 1; i + 1 < argc; ++i)
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::string_view(argv[i]) == "--lang") lang_ = text::parse_lang(argv[i + 1]).value_or(text::Lang::en);
+    if (std::string_view(argv[i]) == "--record")
+      if (std::FILE* f = std::fopen(argv[i + 1], "w")) g_record = f;
+  }
+  for (int i = 1; i < argc; ++i) g_with_expected = g_with_expected || std::string_view(argv[i]) == "--expected";
   // A safety net under seqgrad's own time limit: a student's endless loop
   // ends here even if nothing is left to stop it.
   const rlimit cpu{60, 61};
@@ -99,46 +106,36 @@ std::vector<Tensor> copy_leaves(const std::vector<Tensor>& xs) {
 }
 
 void expect_shape(const Checker& c, std::string_view what, const Shape& expected, const Shape& got) {
+  emit({{"event", "shape"}, {"what", what}, {"expected", expected}, {"got", got}});
   if (expected == got) return;
   throw CheckFailure{c.shared("check.shape_detail", what, ag::to_string(expected), ag::to_string(got)),
                      c.shared("check.shape_hint")};
 }
 
 bool all_close(const std::vector<Scalar>& a, const std::vector<Scalar>& b, double tol) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (!close(a[i], b[i], tol)) return false;
-  return true;
+  return all_close_to(doubles(a), doubles(b), tol);
 }
 
 void expect_close(const Checker& c, std::string_view what, const Shape& shape, const std::vector<Scalar>& expected,
                   const std::vector<Scalar>& got, double tol, const std::string& hint,
                   const std::vector<Mistake>& mistakes) {
-  if (got.size() != expected.size())
-    throw CheckFailure{c.shared("check.size_detail", what, expected.size(), got.size()), c.shared("check.shape_hint")};
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    if (close(expected[i], got[i], tol)) continue;
-    std::string why = hint;
-    // NaN where the answer is finite, and the poison's own: a buffer read before it was written (the student's
-    // program runs with SEQGRAD_POISON_BUFFERS=1, so an unfilled buffer is a positive quiet NaN, not zero by
-    // luck, and arithmetic passes it on; x86's inf - inf and inf / inf give a negative one, an overflow).
-    if (std::isnan(static_cast<double>(got[i])) && !std::signbit(static_cast<double>(got[i])) &&
-        std::isfinite(static_cast<double>(expected[i])))
-      why = c.shared("check.unfilled_hint");
-    for (const Mistake& m : mistakes)
-      if (all_close(m.values, got, tol)) {
-        why = m.hint;
-        break;
-      }
-    double worst = 0;
-    for (std::size_t j = 0; j < expected.size(); ++j) {
-      const double d = std::abs(static_cast<double>(got[j] - expected[j]));
-      worst = std::isnan(d) || std::isnan(worst) ? std::numeric_limits<double>::quiet_NaN() : std::max(worst, d);
-    }
-    throw CheckFailure{c.shared("check.value_detail", what, index_text(shape, i), number(expected[i]), number(got[i]),
-                                number(worst), tol),
-                       why};
+  // Recorded first: seqgrad compares what the student's run got with what the reference solution's run expected.
+  nlohmann::json known = nlohmann::json::array();
+  std::vector<KnownMistake> as_known;
+  for (const Mistake& m : mistakes) {
+    if (g_with_expected) known.push_back({{"values", numbers(m.values)}, {"hint", m.hint}});
+    as_known.push_back({doubles(m.values), m.hint});
   }
+  nlohmann::json event{{"event", "values"}, {"what", what}, {"shape", shape}, {"got", numbers(got)}};
+  if (g_with_expected) {
+    event["expected"] = numbers(expected);
+    event["tol"] = tol;
+    event["hint"] = hint;
+    event["mistakes"] = known;
+  }
+  emit(event);
+  if (auto d = compare_values(c.lang(), what, shape, doubles(expected), doubles(got), tol, hint, as_known))
+    throw CheckFailure{d->detail, d->hint};
 }
 
 void expect_one_op(const Checker& c, const Tensor& out, const std::vector<Tensor>& inputs, std::string_view engine_op) {

@@ -1,11 +1,20 @@
 // The checks' side of an exercise: the program `seqgrad exercise check` builds
 // from the student's file and one file of src/exercises/checks/ runs its checks
-// one after the other and writes one JSON line per event to standard output
-// for seqgrad to read:
+// one after the other and writes one JSON line per event into the file named
+// by --record (standard output without it):
 //   {"event":"start","check":ID}  before a check runs (so a crash can be placed)
+//   {"event":"values","what":...,"shape":[...],"expected":[...],"got":[...],"tol":...,"hint":...,"mistakes":[...]}
+//   {"event":"shape","what":...,"expected":[...],"got":[...]}
 //   {"event":"pass","check":ID}
 //   {"event":"fail","check":ID,"status":"fail"|"todo"|"error","detail":...,"hint":...}
-// It stops at the first check that fails.
+// It stops at the first check that fails. seqgrad builds the same program
+// from the reference solution too, and decides each check itself: the values
+// the student's run got against those the reference run expected (its
+// comparison, compare.h, is the program's own). The student's program never
+// writes the verdict: its pass lines count only when its values are right.
+// What only the program can see (expect_one_op's look at its graph, a failure
+// it reports) is taken from its records: code that tampered with the checks'
+// own functions could hide such a failure, but never a wrong value.
 #pragma once
 
 #include <functional>

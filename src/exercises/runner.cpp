@@ -13,10 +13,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
+#include "src/exercises/compare.h"
 #include "src/exercises/exercises.h"
 
 extern char** environ;
@@ -156,6 +160,8 @@ struct Toolchain {
   std::string compiler;
   std::vector<std::string> compile, libraries, link;
   std::vector<std::string> checks;  // one object file per exercise
+  std::string solutions;            // the reference solutions' folder, NAME.cpp each
+  std::string reference_programs;   // where the programs built from them are kept
 };
 
 Toolchain load_toolchain() {
@@ -164,7 +170,8 @@ Toolchain load_toolchain() {
   if (!in) throw std::runtime_error("cannot read " + path);
   try {
     const nlohmann::json j = nlohmann::json::parse(in);
-    return {j.at("compiler"), j.at("compile"), j.at("libraries"), j.at("link"), j.at("checks")};
+    return {j.at("compiler"), j.at("compile"),   j.at("libraries"),         j.at("link"),
+            j.at("checks"),   j.at("solutions"), j.at("reference_programs")};
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(path + " is damaged: " + e.what());
   }
@@ -197,49 +204,199 @@ struct TempDir {
   TempDir& operator=(const TempDir&) = delete;
 };
 
-// The lines of the checks' verdict, into the report.
-void read_events(const std::string& out, CheckReport& r, bool& done) {
-  std::istringstream in(out);
+// One check's events in a run of the checks' program, in order.
+struct CheckRecords {
+  bool started = false, passed = false, failed = false;
+  std::string title, status, detail, hint;  // status, detail, hint: of its "fail" event
+  std::vector<nlohmann::json> results;      // its "values" and "shape" events
+};
+struct RunRecords {
+  std::map<std::string, CheckRecords> checks;
+  std::string last_started;  // the check a crash or a hang happened in
+  bool done = false;
+};
+
+// A recorded number: JSON's, or "nan", "-nan", "inf", "-inf".
+std::optional<double> recorded_number(const nlohmann::json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (!v.is_string()) return std::nullopt;
+  const std::string s = v;
+  if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (s == "-nan") return -std::numeric_limits<double>::quiet_NaN();
+  if (s == "inf") return std::numeric_limits<double>::infinity();
+  if (s == "-inf") return -std::numeric_limits<double>::infinity();
+  return std::nullopt;
+}
+std::optional<std::vector<double>> recorded_numbers(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_array()) return std::nullopt;
+  std::vector<double> out;
+  for (const auto& v : j[key]) {
+    const auto x = recorded_number(v);
+    if (!x) return std::nullopt;
+    out.push_back(*x);
+  }
+  return out;
+}
+std::string recorded_text(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+// The events of a record file; lines that are not events (a program that wrote into the file) are left out.
+RunRecords read_records(const std::string& text) {
+  RunRecords r;
+  CheckRecords* current = nullptr;
+  std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     nlohmann::json ev;
     try {
       ev = nlohmann::json::parse(line);
     } catch (const nlohmann::json::exception&) {
-      continue;  // the student's own printing to standard output
-    }
-    if (!ev.is_object() || !ev.contains("event") || !ev["event"].is_string() ||
-        (ev.contains("check") && !ev["check"].is_string()))
-      continue;  // a line of the student's that only looks like the protocol
-    const std::string kind = ev["event"];
-    if (kind == "done") {
-      done = true;
       continue;
     }
-    const std::string id = ev.value("check", "");
-    for (CheckLine& c : r.checks) {
-      if (c.id != id) continue;
-      if (kind == "start") {
-        if (ev.contains("title") && ev["title"].is_string()) c.title = ev["title"];
-        c.status = Status::error;  // until it reports: this is the check a crash or a hang happened in
-        r.during = c.title;
-      } else if (kind == "pass") {
-        c.status = Status::pass;
-      } else if (kind == "fail") {
-        const auto text = [&](const char* key, const char* otherwise) {
-          return ev.contains(key) && ev[key].is_string() ? ev[key].get<std::string>() : std::string(otherwise);
-        };
-        const std::string status = text("status", "fail");
-        c.status = status == "todo" ? Status::todo : status == "error" ? Status::error : Status::fail;
-        c.detail = text("detail", "");
-        c.hint = text("hint", "");
-      }
+    if (!ev.is_object() || !ev.contains("event") || !ev["event"].is_string()) continue;
+    const std::string kind = ev["event"], id = recorded_text(ev, "check");
+    if (kind == "done") {
+      r.done = true;
+    } else if (kind == "start" && !id.empty()) {
+      current = &r.checks[id];
+      current->started = true;
+      current->title = recorded_text(ev, "title");
+      r.last_started = id;
+    } else if ((kind == "values" || kind == "shape") && current) {
+      current->results.push_back(ev);
+    } else if (kind == "pass" && !id.empty()) {
+      r.checks[id].passed = true;
+    } else if (kind == "fail" && !id.empty()) {
+      CheckRecords& c = r.checks[id];
+      c.failed = true;
+      c.status = recorded_text(ev, "status");
+      c.detail = recorded_text(ev, "detail");
+      c.hint = recorded_text(ev, "hint");
     }
+  }
+  return r;
+}
+
+// The student's result `got` against the reference run's `want`, the same kind of event: the difference, told;
+// nothing when they agree.
+std::optional<Difference> compare_result(const nlohmann::json& want, const nlohmann::json& got, text::Lang lang) {
+  const std::string what = recorded_text(want, "what");
+  if (recorded_text(want, "event") == "shape") {
+    if (recorded_text(got, "event") == "shape" && got.contains("got") && got["got"] == want["expected"])
+      return std::nullopt;
+    const auto shape = [](const nlohmann::json& s) {
+      std::string t = "(";
+      if (s.is_array())
+        for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + s[i].dump();
+      return t + ")";
+    };
+    return Difference{text::trf("check.shape_detail", lang, what, shape(want["expected"]),
+                                shape(got.contains("got") ? got["got"] : nlohmann::json())),
+                      std::string(text::tr("check.shape_hint", lang))};
+  }
+  const std::vector<double> expected = recorded_numbers(want, "expected").value_or(std::vector<double>{});
+  const std::optional<std::vector<double>> values =
+      recorded_text(got, "event") == "values" ? recorded_numbers(got, "got") : std::nullopt;
+  std::vector<int> shape;
+  if (want.contains("shape") && want["shape"].is_array())
+    for (const auto& d : want["shape"]) shape.push_back(d.is_number_integer() ? d.get<int>() : 1);
+  std::vector<KnownMistake> mistakes;
+  if (want.contains("mistakes") && want["mistakes"].is_array())
+    for (const auto& m : want["mistakes"])
+      mistakes.push_back({recorded_numbers(m, "values").value_or(std::vector<double>{}), recorded_text(m, "hint")});
+  const double tol = want.contains("tol") && want["tol"].is_number() ? want["tol"].get<double>() : 0;
+  if (!values) return Difference{text::trf("exercise.records_differ", lang, what), ""};
+  return compare_values(lang, what, shape, expected, *values, tol, recorded_text(want, "hint"), mistakes);
+}
+
+// Each check's verdict, into the report: the student's run's results against the reference run's, one by one.
+// A check passes when every result agrees and the student's run reached its end; it fails at the first that
+// differs, or with the failure the student's run reported (its code threw, or is not written yet).
+void decide(const RunRecords& student, const RunRecords& reference, CheckReport& r, text::Lang lang) {
+  for (CheckLine& c : r.checks) {
+    const auto s = student.checks.find(c.id);
+    if (s == student.checks.end() || !s->second.started) break;  // not reached: skipped, or the crash below
+    const CheckRecords& got = s->second;
+    const CheckRecords& want = reference.checks.at(c.id);
+    if (!got.title.empty()) c.title = got.title;
+    c.status = Status::error;  // until decided: the check a crash or a hang happened in
+    std::optional<Difference> difference;
+    const std::size_t n = std::min(got.results.size(), want.results.size());
+    for (std::size_t k = 0; k < n && !difference; ++k)
+      difference = compare_result(want.results[k], got.results[k], lang);
+    if (difference) {
+      c.status = Status::fail;
+      c.detail = difference->detail;
+      c.hint = difference->hint;
+    } else if (got.failed) {
+      c.status = got.status == "todo" ? Status::todo : got.status == "error" ? Status::error : Status::fail;
+      c.detail = got.detail;
+      c.hint = got.hint;
+    } else if (got.passed && got.results.size() == want.results.size()) {
+      c.status = Status::pass;
+      continue;
+    } else if (got.passed) {
+      c.status = Status::fail;
+      c.detail = text::trf("exercise.records_count", lang, want.results.size(), got.results.size());
+    }
+    break;  // the program stops at its first failing check
   }
 }
 
 std::string signal_name(int sig) {
   const char* name = strsignal(sig);
   return name ? name : "signal " + std::to_string(sig);
+}
+
+// The checks' program for `e` from `source`: compiled to `object`, linked to `program`, the tools' messages in `log`.
+struct Build {
+  enum class Step { none, compile, link } failed = Step::none;
+  bool timed_out = false;
+};
+Build build_program(const Toolchain& tc, const Exercise& e, const std::string& source, const std::string& object,
+                    const std::string& program, const std::string& log) {
+  std::vector<std::string> compile{tc.compiler};
+  compile.insert(compile.end(), tc.compile.begin(), tc.compile.end());
+  compile.insert(compile.end(), {"-x", "c++", "-c", source, "-x", "none", "-o", object});
+  ProcessResult p = run_process(compile, log, log, kCompileSeconds, false);
+  if (p.interrupted) throw Interrupted{};
+  if (p.exit_code != 0) return {Build::Step::compile, p.timed_out};
+  std::vector<std::string> link{tc.compiler, object, checks_object(tc, e)};
+  link.insert(link.end(), tc.libraries.begin(), tc.libraries.end());
+  link.insert(link.end(), tc.link.begin(), tc.link.end());
+  link.insert(link.end(), {"-o", program});
+  p = run_process(link, log, log, kCompileSeconds, false);
+  if (p.interrupted) throw Interrupted{};
+  if (p.exit_code != 0) return {Build::Step::link, p.timed_out};
+  return {};
+}
+
+// The checks' program built from the reference solution: kept in tc.reference_programs and built again when a
+// file it is made of is newer; built in `work` when that folder cannot be written.
+std::string reference_program(const Toolchain& tc, const Exercise& e, const std::string& work) {
+  const std::string name(e.name), solution = tc.solutions + "/" + name + ".cpp";
+  const fs::path kept = fs::path(tc.reference_programs) / name;
+  std::vector<std::string> inputs{solution, checks_object(tc, e)};
+  inputs.insert(inputs.end(), tc.libraries.begin(), tc.libraries.end());
+  std::error_code ec;
+  const auto made = fs::last_write_time(kept, ec);
+  bool current = !ec;
+  for (const std::string& in : inputs) {
+    const auto t = fs::last_write_time(in, ec);
+    current = current && !ec && t <= made;
+  }
+  if (current) return kept.string();
+  const std::string program = work + "/reference", log = work + "/reference.log";
+  if (build_program(tc, e, solution, work + "/reference.o", program, log).failed != Build::Step::none)
+    throw std::runtime_error("the reference solution " + solution +
+                             " does not build: this build of seqgrad is broken\n" + read_capped(log));
+  // Put in place whole (another check may be reading the kept one).
+  const fs::path part = kept.string() + ".part" + std::to_string(getpid());
+  fs::create_directories(kept.parent_path(), ec);
+  if (!ec) fs::copy_file(program, part, fs::copy_options::overwrite_existing, ec);
+  if (!ec) fs::rename(part, kept, ec);
+  if (ec) fs::remove(part, ec);
+  return program;
 }
 
 }  // namespace
@@ -260,38 +417,45 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   if (file.empty() || !fs::is_regular_file(file)) return finish(Outcome::missing);
   const Toolchain tc = load_toolchain();
   const TempDir work;
-  const std::string object = work.path + "/student.o", program = work.path + "/check", log = work.path + "/log";
-
-  std::vector<std::string> compile{tc.compiler};
-  compile.insert(compile.end(), tc.compile.begin(), tc.compile.end());
+  const std::string program = work.path + "/check", log = work.path + "/log";
   // Read as C++ whatever its name ends with, and as a path whatever it starts with (not -o or @file).
   const std::string source = file[0] == '-' || file[0] == '@' ? "./" + file : file;
-  compile.insert(compile.end(), {"-x", "c++", "-c", source, "-x", "none", "-o", object});
-  ProcessResult p = run_process(compile, log, log, kCompileSeconds, false);
-  if (p.interrupted) throw Interrupted{};
-  if (p.exit_code != 0) {
-    r.output = p.timed_out ? text::trf("exercise.compile_timed_out", options.lang, kCompileSeconds) : read_capped(log);
+  const Build built = build_program(tc, e, source, work.path + "/student.o", program, log);
+  if (built.failed == Build::Step::compile) {
+    r.output =
+        built.timed_out ? text::trf("exercise.compile_timed_out", options.lang, kCompileSeconds) : read_capped(log);
     return finish(Outcome::compile_error);
   }
-  std::vector<std::string> link{tc.compiler, object, checks_object(tc, e)};
-  link.insert(link.end(), tc.libraries.begin(), tc.libraries.end());
-  link.insert(link.end(), tc.link.begin(), tc.link.end());
-  link.insert(link.end(), {"-o", program});
-  p = run_process(link, log, log, kCompileSeconds, false);
-  if (p.interrupted) throw Interrupted{};
-  if (p.exit_code != 0) {
+  if (built.failed == Build::Step::link) {
     r.output = read_capped(log);
     return finish(Outcome::link_error);
   }
 
-  const std::string out = work.path + "/out", err = work.path + "/err";
-  p = run_process({program, "--lang", std::string(text::to_string(options.lang))}, out, err, options.timeout_seconds,
-                  true);
+  // The reference solution's run first: what each check expects, and the mistakes it knows.
+  const std::string lang = std::string(text::to_string(options.lang));
+  const std::string reference_record = work.path + "/reference.record";
+  ProcessResult p =
+      run_process({reference_program(tc, e, work.path), "--lang", lang, "--record", reference_record, "--expected"},
+                  log, log, std::max(options.timeout_seconds, 30.0), true);
   if (p.interrupted) throw Interrupted{};
-  bool done = false;
-  read_events(read_capped(out, std::size_t(4) << 20), r, done);
-  r.output = read_capped(err);
-  if (p.timed_out || p.signal != 0 || !done) {
+  const RunRecords reference = read_records(read_capped(reference_record, kOutputLimit));
+  for (const CheckLine& c : r.checks) {
+    const auto it = reference.checks.find(c.id);
+    if (!reference.done || it == reference.checks.end() || !it->second.passed)
+      throw std::runtime_error("the reference solution of " + r.exercise + " does not pass its check '" + c.id +
+                               "': this build of seqgrad is broken (" + tc.solutions + ")");
+  }
+
+  // Then the student's: only its results are read, and compared here.
+  const std::string record = work.path + "/record", out = work.path + "/out";
+  p = run_process({program, "--lang", lang, "--record", record}, out, out, options.timeout_seconds, true);
+  if (p.interrupted) throw Interrupted{};
+  const RunRecords student = read_records(read_capped(record, kOutputLimit));
+  decide(student, reference, r, options.lang);
+  for (const CheckLine& c : r.checks)
+    if (c.id == student.last_started) r.during = c.title;
+  r.output = read_capped(out);
+  if (p.timed_out || p.signal != 0 || !student.done) {
     const bool flood = p.signal == SIGXFSZ;
     const bool early_exit = !p.timed_out && p.signal == 0;  // exit() or a return from main before the checks ended
     if (!p.timed_out) r.crash = p.signal != 0 ? signal_name(p.signal) : "exit code " + std::to_string(p.exit_code);
@@ -310,6 +474,13 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
       }
     return finish(p.timed_out ? Outcome::timed_out : Outcome::crashed);
   }
+  // A run that ended as it should, with a check neither passed nor failed: its results stopped short.
+  for (CheckLine& c : r.checks)
+    if (c.status == Status::error && c.detail.empty()) {
+      c.status = Status::fail;
+      c.detail = text::trf("exercise.records_count", options.lang, reference.checks.at(c.id).results.size(),
+                           student.checks.at(c.id).results.size());
+    }
   bool all_pass = true, any_todo = false;
   for (const CheckLine& c : r.checks) {
     all_pass = all_pass && c.status == Status::pass;

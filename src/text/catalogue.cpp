@@ -61,6 +61,12 @@ Entry kEntries[] = {
      "보통은 벡터 크기를 벗어난 인덱스가 원인입니다(연습 문제 빌드는 std::vector의 []를 검사해 그 자리에서 "
      "멈춥니다). 메시지가 있다면 아래에 있습니다"},
     {"exercise.stderr", "your program printed:", "프로그램이 출력한 내용:"},
+    {"exercise.records_differ",
+     "{}: your program recorded something other than this check's result here (something wrote into its record)",
+     "{}: 이 자리에 확인 결과가 아닌 다른 것이 기록됐습니다(무언가가 기록 파일에 직접 썼습니다)"},
+    {"exercise.records_count",
+     "the check compares {} results, and your program recorded {}: the check's code did not run to its end",
+     "이 확인은 결과 {}개를 비교하는데 프로그램은 {}개를 기록했습니다. 확인 코드가 끝까지 실행되지 않았습니다"},
     {"exercise.pass_mark", "pass", "통과"},
     {"exercise.fail_mark", "FAIL", "실패"},
     {"exercise.todo_mark", "TODO", "미구현"},

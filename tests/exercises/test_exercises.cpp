@@ -23,6 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 const std::string kDir = std::string(SEQGRAD_SOURCE_DIR) + "/tests/exercises";
+// The reference solutions: seqgrad's own (its checker runs each beside the student's), in src/.
+const std::string kSolutions = std::string(SEQGRAD_SOURCE_DIR) + "/src/exercises/solutions";
 
 std::vector<std::string> exercise_names() {
   return {"tanh-backward", "rnn-step",   "bptt-by-hand", "clip-grad", "lstm-step",  "gru-step", "softmax-backward",
@@ -70,7 +72,7 @@ TEST_CASE("exercise --list names every exercise, in the chapter's order") {
 TEST_CASE("every reference solution passes every check of its exercise") {
   for (const std::string& name : exercise_names()) {
     INFO(name);
-    const nlohmann::json j = check_json(name, kDir + "/solutions/" + name + ".cpp");
+    const nlohmann::json j = check_json(name, kSolutions + "/" + name + ".cpp");
     CHECK(j["outcome"] == "passed");
     CHECK(j["passed"] == j["total"]);
     CHECK(j["total"].get<int>() >= 3);
@@ -183,6 +185,28 @@ TEST_CASE("code that crashes or never ends is reported, and seqgrad lives on") {
   CHECK(j["seconds"].get<double>() < 30);
 }
 
+// The verdict is seqgrad's: the values the student's run recorded against those the reference solution's run
+// expected. Nothing the student's program prints, writes into its record or claims passes a check.
+TEST_CASE("a program that forges its verdict passes nothing") {
+  // Its fail events rewritten as passes, and the old protocol's pass lines printed at exit: seqgrad compares its
+  // backward's values, and names the mistake.
+  nlohmann::json j = check_json("tanh-backward", kDir + "/broken/forges-verdict.cpp");
+  CHECK(j["outcome"] == "failed");
+  const nlohmann::json* f = first_failure(j);
+  REQUIRE(f != nullptr);
+  CHECK((*f)["id"] == "backward");
+  CHECK((*f)["hint"] == std::string(seqgrad::text::tr("tanh-backward.hint.no_dy", seqgrad::text::Lang::en)));
+  CHECK(j["passed"] == 3);
+  // A whole passing run written into the record file, and an end before the checks began: no result recorded.
+  j = check_json("tanh-backward", kDir + "/broken/forges-records.cpp");
+  CHECK(j["outcome"] == "failed");
+  f = first_failure(j);
+  REQUIRE(f != nullptr);
+  CHECK((*f)["id"] == "forward");
+  CHECK((*f)["detail"].get<std::string>().find("and your program recorded 0") != std::string::npos);
+  CHECK(j["passed"] == 0);
+}
+
 TEST_CASE("a child that forks, floods, ends early or prints odd bytes is contained and reported as such") {
   // What it forked is killed with it: no process of the check is left once seqgrad answers.
   nlohmann::json j = check_json("tanh-backward", kDir + "/broken/forks.cpp");
@@ -218,7 +242,7 @@ TEST_CASE("a child that forks, floods, ends early or prints odd bytes is contain
   // A file read as C++ whatever its name: .txt, no extension, a leading dash.
   const std::string dir = temp_dir();
   for (const std::string name : {"tanh.txt", "tanh", "-tanh.cpp"}) {
-    fs::copy_file(kDir + "/solutions/tanh-backward.cpp", dir + "/" + name);
+    fs::copy_file(kSolutions + "/tanh-backward.cpp", dir + "/" + name);
     const test::CommandResult r = test::run_shell("cd '" + dir + "' && '" + std::string(SEQGRAD_BINARY) +
                                                   "' exercise check tanh-backward --lang en -- '" + name + "'");
     INFO(name << ": " << r.out << r.err);

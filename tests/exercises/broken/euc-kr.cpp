@@ -2,7 +2,7 @@
 // outputs, with lines that look like the checker's own: a clear verdict, the bytes replaced.
 #include <cstdio>
 
-#include "tests/exercises/solutions/tanh-backward.cpp"
+#include "src/exercises/solutions/tanh-backward.cpp"
 
 static const int kPrinted = [] {
   std::fputs("\xc7\xd1\xb1\xdb\n{\"event\":1}\n{\"event\":\"fail\",\"check\":7}\n", stdout);

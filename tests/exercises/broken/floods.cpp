@@ -2,7 +2,7 @@
 // starts: stopped at the output limit, well before the time limit.
 #include <cstdio>
 
-#include "tests/exercises/solutions/tanh-backward.cpp"
+#include "src/exercises/solutions/tanh-backward.cpp"
 
 static const int kFlood = [] {
   for (;;) std::fputs("spam spam spam spam spam spam spam spam spam spam spam spam\n", stdout);

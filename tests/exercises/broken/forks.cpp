@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "tests/exercises/solutions/tanh-backward.cpp"
+#include "src/exercises/solutions/tanh-backward.cpp"
 
 static const int kForked = [] {
   int said[2];
