@@ -27,6 +27,9 @@ struct Exercise {
 std::span<const Exercise> all();
 const Exercise& find(std::string_view name);  // std::invalid_argument naming the exercises for an unknown name
 std::vector<std::string> check_ids(const Exercise& exercise);
+// The engine's own functions that do what the exercise asks the student to write ("ag::attention"): a file
+// that calls one is told so instead of being checked.
+std::vector<std::string> shortcuts(const Exercise& exercise);
 
 // What `exercise start` writes: the statement (in `lang`), the include, the stub.
 std::string stub_text(const Exercise& exercise, text::Lang lang);
@@ -47,7 +50,7 @@ struct CheckLine {
   std::string detail, hint;
 };
 
-enum class Outcome { passed, failed, todo, compile_error, link_error, crashed, timed_out, missing };
+enum class Outcome { passed, failed, todo, compile_error, link_error, uses_engine, crashed, timed_out, missing };
 struct CheckReport {
   std::string exercise, file;
   Outcome outcome = Outcome::failed;

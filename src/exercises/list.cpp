@@ -1,6 +1,7 @@
 // The exercises in the order of the chapter, and the stubs students start from.
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -144,6 +145,28 @@ std::vector<std::string> check_ids(const Exercise& exercise) {
   std::istringstream in{std::string(exercise.checks)};
   for (std::string id; in >> id;) ids.push_back(id);
   return ids;
+}
+
+std::vector<std::string> shortcuts(const Exercise& exercise) {
+  // The engine's and the library's own versions of what each exercise asks for (ag:: without its precision).
+  static const std::map<std::string_view, std::vector<std::string>> kShortcuts{
+      {"tanh-backward", {"ag::tanh"}},
+      {"rnn-step", {"ag::rnn_tanh"}},
+      {"bptt-by-hand", {"ag::Tensor::backward"}},
+      {"clip-grad", {"seqgrad::nn::clip_grad_norm"}},
+      {"lstm-step", {"ag::lstm"}},
+      {"gru-step", {"ag::gru"}},
+      {"softmax-backward", {"ag::softmax", "ag::log_softmax"}},
+      {"attention", {"ag::attention"}},
+      {"multi-head", {}},
+      {"sinusoidal", {"seqgrad::nn::sinusoidal_encoding"}},
+      {"rope", {"ag::rotary"}},
+      {"layer-norm", {"ag::layer_norm"}},
+      {"ffn", {"ag::feed_forward"}},
+      {"adam", {"seqgrad::nn::Optimizer::step"}},
+  };
+  const auto it = kShortcuts.find(exercise.name);
+  return it == kShortcuts.end() ? std::vector<std::string>{} : it->second;
 }
 
 std::string stub_text(const Exercise& e, text::Lang lang) {

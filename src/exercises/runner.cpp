@@ -371,6 +371,29 @@ Build build_program(const Toolchain& tc, const Exercise& e, const std::string& s
   return {};
 }
 
+// The shortcuts (exercises.h) the compiled student's file calls: its undefined symbols, listed by nm, demangled,
+// without ag's precision (ag::f64::attention -> ag::attention). Nothing when nm cannot be run here.
+std::vector<std::string> shortcuts_called(const Exercise& e, const std::string& object, const std::string& listing) {
+  const std::vector<std::string> banned = shortcuts(e);
+  if (banned.empty()) return {};
+  const ProcessResult p = run_process({"nm", "-u", "-C", object}, listing, listing, kCompileSeconds, false);
+  if (p.interrupted) throw Interrupted{};
+  if (p.exit_code != 0) return {};
+  std::vector<std::string> found;
+  std::ifstream in(listing);
+  for (std::string line; std::getline(in, line);) {
+    const auto u = line.find("U ");
+    if (u == std::string::npos) continue;
+    std::string name = line.substr(u + 2);
+    for (const std::string precision : {"::f64::", "::f32::"})
+      for (auto at = name.find(precision); at != std::string::npos; at = name.find(precision))
+        name.replace(at, precision.size(), "::");
+    for (const std::string& b : banned)
+      if (name.rfind(b + "(", 0) == 0 && std::find(found.begin(), found.end(), b) == found.end()) found.push_back(b);
+  }
+  return found;
+}
+
 // The checks' program built from the reference solution: kept in tc.reference_programs and built again when a
 // file it is made of is newer; built in `work` when that folder cannot be written.
 std::string reference_program(const Toolchain& tc, const Exercise& e, const std::string& work) {
@@ -429,6 +452,13 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   if (built.failed == Build::Step::link) {
     r.output = read_capped(log);
     return finish(Outcome::link_error);
+  }
+  // The engine's own version of what the exercise asks for, called: the checks would only check the engine.
+  if (const std::vector<std::string> used = shortcuts_called(e, work.path + "/student.o", log); !used.empty()) {
+    std::string names;
+    for (const std::string& u : used) names += (names.empty() ? "" : ", ") + u;
+    r.output = text::trf("exercise.uses_engine", options.lang, text::one_line(file), names, r.exercise);
+    return finish(Outcome::uses_engine);
   }
 
   // The reference solution's run first: what each check expects, and the mistakes it knows.
@@ -501,6 +531,8 @@ std::string outcome_name(Outcome o) {
       return "compile-error";
     case Outcome::link_error:
       return "link-error";
+    case Outcome::uses_engine:
+      return "uses-engine";
     case Outcome::crashed:
       return "crashed";
     case Outcome::timed_out:
@@ -561,6 +593,8 @@ std::string report_text(const CheckReport& r, const Exercise& e, text::Lang lang
       return trf("exercise.compile_error", lang, file) + "\n" + r.output;
     case Outcome::link_error:
       return trf("exercise.link_error", lang, file, e.functions, r.exercise) + "\n" + r.output;
+    case Outcome::uses_engine:
+      return r.output + "\n";
     default:
       break;
   }
@@ -608,6 +642,9 @@ std::string progress_text(const std::vector<CheckReport>& reports, text::Lang la
         break;
       case Outcome::missing:
         status = tr("exercise.status_missing", lang);
+        break;
+      case Outcome::uses_engine:
+        status = tr("exercise.status_uses_engine", lang);
         break;
       case Outcome::failed: {
         std::string first;

@@ -61,6 +61,11 @@ Entry kEntries[] = {
      "보통은 벡터 크기를 벗어난 인덱스가 원인입니다(연습 문제 빌드는 std::vector의 []를 검사해 그 자리에서 "
      "멈춥니다). 메시지가 있다면 아래에 있습니다"},
     {"exercise.stderr", "your program printed:", "프로그램이 출력한 내용:"},
+    {"exercise.uses_engine",
+     "{} calls {}, the engine's own version of what the exercise {} asks you to write: write it yourself, as the "
+     "statement says (the checks would only check the engine)",
+     "{} 파일이 {}[을/를] 호출합니다. {} 연습 문제에서 직접 작성해야 할 것을 엔진이 이미 구현해 둔 함수입니다. "
+     "문제 설명대로 직접 작성하세요(그대로 두면 확인 코드는 엔진을 확인할 뿐입니다)"},
     {"exercise.records_differ",
      "{}: your program recorded something other than this check's result here (something wrote into its record)",
      "{}: 이 자리에 확인 결과가 아닌 다른 것이 기록됐습니다(무언가가 기록 파일에 직접 썼습니다)"},
@@ -82,6 +87,7 @@ Entry kEntries[] = {
     {"exercise.status_todo", "not implemented yet", "아직 구현 안 됨"},
     {"exercise.status_missing", "not started", "시작 안 함"},
     {"exercise.status_broken", "does not build or run", "빌드 또는 실행 실패"},
+    {"exercise.status_uses_engine", "calls the engine's own version", "엔진의 구현을 그대로 호출함"},
     {"exercise.progress_total", "{} of {} exercises pass", "연습 문제 {1}개 중 {0}개 통과"},
     {"exercise.section", "in the guide: {}", "가이드의 절: {}"},
 

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include "seqgrad_catch.hpp"
 
 #include "../cli/run_command.h"
@@ -205,6 +206,19 @@ TEST_CASE("a program that forges its verdict passes nothing") {
   CHECK((*f)["id"] == "forward");
   CHECK((*f)["detail"].get<std::string>().find("and your program recorded 0") != std::string::npos);
   CHECK(j["passed"] == 0);
+}
+
+// The engine's own version of the exercise's function, called: found among the file's undefined symbols.
+TEST_CASE("a file that calls the engine's own version of the exercise is told so, not checked") {
+  for (const auto& [name, file, function] : {std::tuple{"tanh-backward", "engine-op.cpp", "ag::tanh"},
+                                             std::tuple{"attention", "engine-attention.cpp", "ag::attention"}}) {
+    INFO(file);
+    const nlohmann::json j = check_json(name, kDir + "/broken/" + file);
+    CHECK(j["outcome"] == "uses-engine");
+    CHECK(j["passed"] == 0);
+    CHECK(j["output"].get<std::string>().find(std::string("calls ") + function + ", the engine's own version") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("a child that forks, floods, ends early or prints odd bytes is contained and reported as such") {
