@@ -3,9 +3,12 @@
 // read its verdict line by line (src/exercises/check.h has the protocol).
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <chrono>
@@ -162,6 +165,7 @@ struct Toolchain {
   std::vector<std::string> checks;  // one object file per exercise
   std::string solutions;            // the reference solutions' folder, NAME.cpp each
   std::string reference_programs;   // where the programs built from them are kept
+  std::vector<std::string> build;   // the command that builds the libraries and the checks (make run does not)
 };
 
 Toolchain load_toolchain() {
@@ -170,8 +174,8 @@ Toolchain load_toolchain() {
   if (!in) throw std::runtime_error("cannot read " + path);
   try {
     const nlohmann::json j = nlohmann::json::parse(in);
-    return {j.at("compiler"), j.at("compile"),   j.at("libraries"),         j.at("link"),
-            j.at("checks"),   j.at("solutions"), j.at("reference_programs")};
+    return {j.at("compiler"), j.at("compile"),   j.at("libraries"),          j.at("link"),
+            j.at("checks"),   j.at("solutions"), j.at("reference_programs"), j.at("build")};
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(path + " is damaged: " + e.what());
   }
@@ -371,6 +375,36 @@ Build build_program(const Toolchain& tc, const Exercise& e, const std::string& s
   return {};
 }
 
+// The libraries and the checks an exercise is linked with, built by the toolchain's "build" command when one is
+// missing (`make run` builds the program alone): once, saying so on stderr, with a lock so that two checks started
+// together do not build at once.
+void ensure_support(const Toolchain& tc, text::Lang lang) {
+  const auto missing = [&] {
+    for (const auto* files : {&tc.checks, &tc.libraries})
+      for (const std::string& f : *files)
+        if (!fs::exists(f)) return true;
+    return false;
+  };
+  if (!missing()) return;
+  const std::string lock_path = tc.reference_programs + ".lock";
+  const int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock >= 0) flock(lock, LOCK_EX);
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) close(fd);  // the lock goes with it
+    }
+  } unlock{lock};
+  if (!missing()) return;  // built by the check that held the lock
+  fmt::print(stderr, "{}\n", text::tr("exercise.building_support", lang));
+  const std::string log = tc.reference_programs + ".build.log";
+  const ProcessResult p = run_process(tc.build, log, log, 0, false);
+  if (p.interrupted) throw Interrupted{};
+  if (p.exit_code != 0 || missing())
+    throw std::runtime_error("cannot build what the exercises are linked with (" + tc.build.back() + "):\n" +
+                             read_capped(log, 4000));
+}
+
 // The shortcuts (exercises.h) the compiled student's file calls: its undefined symbols, listed by nm, demangled,
 // without ag's precision (ag::f64::attention -> ag::attention). Nothing when nm cannot be run here.
 std::vector<std::string> shortcuts_called(const Exercise& e, const std::string& object, const std::string& listing) {
@@ -439,6 +473,7 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   };
   if (file.empty() || !fs::is_regular_file(file)) return finish(Outcome::missing);
   const Toolchain tc = load_toolchain();
+  ensure_support(tc, options.lang);
   const TempDir work;
   const std::string program = work.path + "/check", log = work.path + "/log";
   // Read as C++ whatever its name ends with, and as a path whatever it starts with (not -o or @file).
