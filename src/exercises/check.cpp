@@ -162,6 +162,13 @@ std::vector<std::vector<Scalar>> gradients(const TensorFn& f, const std::vector<
   std::vector<Tensor> leaves = copy_leaves(inputs);
   Tensor out = f(leaves);
   Tensor w(out.shape(), weights);
+  // An output cut off from the inputs (values copied into a new tensor) passes them no gradient: zeros, which the
+  // check then compares, and its hint says why, instead of backward's own refusal.
+  if (!out.requires_grad()) {
+    std::vector<std::vector<Scalar>> zeros;
+    for (const Tensor& x : leaves) zeros.emplace_back(x.numel(), Scalar(0));
+    return zeros;
+  }
   ag::sum(out * w).backward();
   std::vector<std::vector<Scalar>> grads;
   for (Tensor& x : leaves) grads.push_back(x.grad().empty() ? std::vector<Scalar>(x.numel(), Scalar(0)) : x.grad());

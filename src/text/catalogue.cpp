@@ -64,14 +64,14 @@ Entry kEntries[] = {
     {"exercise.uses_engine",
      "{} calls {}, the engine's own version of what the exercise {} asks you to write: write it yourself, as the "
      "statement says (the checks would only check the engine)",
-     "{} 파일이 {}[을/를] 호출합니다. {} 연습 문제에서 직접 작성해야 할 것을 엔진이 이미 구현해 둔 함수입니다. "
-     "문제 설명대로 직접 작성하세요(그대로 두면 확인 코드는 엔진을 확인할 뿐입니다)"},
+     "{} 파일이 엔진의 {} 함수를 호출합니다. 이 함수는 {} 연습 문제에서 직접 작성해야 하는 것을 엔진이 미리 구현해 "
+     "둔 것입니다. 과제 설명대로 직접 작성하세요(그대로 두면 확인 코드는 엔진을 확인할 뿐입니다)"},
     {"exercise.building_support",
      "building what the exercises are linked with (the engine in float64 and the checks; once, about a minute)...",
-     "연습 문제에 링크할 것(float64 엔진과 확인 코드)을 빌드하는 중입니다(처음 한 번, 1분쯤)..."},
+     "연습 문제와 함께 링크할 float64 엔진과 확인 코드를 빌드하는 중입니다(처음 한 번만, 1분쯤 걸립니다)..."},
     {"exercise.records_differ",
      "{}: your program recorded something other than this check's result here (something wrote into its record)",
-     "{}: 이 자리에 확인 결과가 아닌 다른 것이 기록됐습니다(무언가가 기록 파일에 직접 썼습니다)"},
+     "{}: 프로그램이 이 자리에 확인 결과가 아닌 것을 기록했습니다(무언가가 기록 파일에 써 넣었습니다)"},
     {"exercise.records_count",
      "the check compares {} results, and your program recorded {}: the check's code did not run to its end",
      "이 확인은 결과 {}개를 비교하는데 프로그램은 {}개를 기록했습니다. 확인 코드가 끝까지 실행되지 않았습니다"},

@@ -31,8 +31,9 @@ std::vector<std::vector<Scalar>> builtin(const std::vector<Scalar>& w0, const st
   return out;
 }
 
-// The same with a slip: no bias correction, or eps inside the square root.
-enum class Slip { no_correction, eps_inside };
+// The same with a slip: no bias correction, eps inside the square root, only m corrected, m fed the squared
+// gradient, or the correction a step ahead (t + 1).
+enum class Slip { no_correction, eps_inside, only_m, m_of_squares, t_ahead };
 std::vector<std::vector<Scalar>> slipped(std::vector<Scalar> w, const std::vector<std::vector<Scalar>>& grads,
                                          const exercise::AdamSettings& s, Slip slip) {
   std::vector<double> m(w.size()), v(w.size());
@@ -40,12 +41,13 @@ std::vector<std::vector<Scalar>> slipped(std::vector<Scalar> w, const std::vecto
   for (std::size_t t = 1; t <= grads.size(); ++t) {
     for (std::size_t i = 0; i < w.size(); ++i) {
       const double g = grads[t - 1][i];
-      m[i] = s.beta1 * m[i] + (1 - s.beta1) * g;
+      m[i] = s.beta1 * m[i] + (1 - s.beta1) * (slip == Slip::m_of_squares ? g * g : g);
       v[i] = s.beta2 * v[i] + (1 - s.beta2) * g * g;
       double mh = m[i], vh = v[i];
+      const double at = double(t) + (slip == Slip::t_ahead ? 1 : 0);
       if (slip != Slip::no_correction) {
-        mh /= 1 - std::pow(s.beta1, double(t));
-        vh /= 1 - std::pow(s.beta2, double(t));
+        mh /= 1 - std::pow(s.beta1, at);
+        if (slip != Slip::only_m) vh /= 1 - std::pow(s.beta2, at);
       }
       w[i] -=
           static_cast<Scalar>(s.lr * mh / (slip == Slip::eps_inside ? std::sqrt(vh + s.eps) : std::sqrt(vh) + s.eps));
@@ -61,14 +63,19 @@ void expect_steps(const Checker& c, int n, int steps, const exercise::AdamSettin
   for (int t = 0; t < steps; ++t) grads.push_back(random_tensor({n}, rng, Scalar(t % 2 ? 0.01 : 1)).data());
   const auto expected = builtin(w0, grads, s);
   const auto no_correction = slipped(w0, grads, s, Slip::no_correction),
-             eps_inside = slipped(w0, grads, s, Slip::eps_inside);
+             eps_inside = slipped(w0, grads, s, Slip::eps_inside), only_m = slipped(w0, grads, s, Slip::only_m),
+             m_of_squares = slipped(w0, grads, s, Slip::m_of_squares), t_ahead = slipped(w0, grads, s, Slip::t_ahead);
   std::vector<Scalar> w = w0;
   std::vector<double> m(static_cast<std::size_t>(n)), v(static_cast<std::size_t>(n));
   for (int t = 1; t <= steps; ++t) {
     exercise::adam_step(w, grads[static_cast<std::size_t>(t - 1)], m, v, t, s);
     const auto k = static_cast<std::size_t>(t - 1);
     expect_close(c, c.shared("check.weights_after_step", t), {n}, expected[k], w, 1e-12, c.tr("hint.update"),
-                 {{no_correction[k], c.tr("hint.no_correction")}, {eps_inside[k], c.tr("hint.eps_inside")}});
+                 {{no_correction[k], c.tr("hint.no_correction")},
+                  {eps_inside[k], c.tr("hint.eps_inside")},
+                  {only_m[k], c.tr("hint.only_m")},
+                  {m_of_squares[k], c.tr("hint.m_of_squares")},
+                  {t_ahead[k], c.tr("hint.t_ahead")}});
   }
 }
 

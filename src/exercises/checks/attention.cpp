@@ -26,6 +26,23 @@ std::vector<Scalar> masked(const Tensor& q, const Tensor& k, const Tensor& v, in
   return ag::matmul(ag::softmax(s), v).data();
 }
 
+// Two slips of the mask: the past hidden instead of the future (keys j < i), or the future's weights set to zero
+// after the softmax (each row then sums to less than 1).
+std::vector<Scalar> past_hidden(const Tensor& q, const Tensor& k, const Tensor& v, Scalar scale) {
+  const int T = q.size(1);
+  std::vector<std::uint8_t> mask(static_cast<std::size_t>(T) * T);
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < T; ++j) mask[static_cast<std::size_t>(i * T + j)] = j < i;
+  Tensor s = ag::masked_fill(ag::matmul(q, ag::transpose(k)) * scale, mask, {T, T}, -1e30);
+  return ag::matmul(ag::softmax(s), v).data();
+}
+std::vector<Scalar> masked_after_softmax(const Tensor& q, const Tensor& k, const Tensor& v, Scalar scale) {
+  const int T = q.size(1);
+  Tensor w = ag::softmax(ag::matmul(q, ag::transpose(k)) * scale);
+  w = ag::masked_fill(w, ag::causal_mask(T), {T, T}, 0);
+  return ag::matmul(w, v).data();
+}
+
 std::vector<Mistake> mistakes(const Checker& c, const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
   const int D = q.size(-1);
   const Scalar scale = 1 / std::sqrt(Scalar(D));
@@ -36,6 +53,8 @@ std::vector<Mistake> mistakes(const Checker& c, const Tensor& q, const Tensor& k
     m.push_back({fused(q, k, v, false, scale).data(), c.tr("hint.no_mask")});
     m.push_back({masked(q, k, v, 0, scale), c.tr("hint.mask_diagonal")});
     m.push_back({masked(q, k, v, 2, scale), c.tr("hint.mask_next")});
+    m.push_back({past_hidden(q, k, v, scale), c.tr("hint.mask_past")});
+    m.push_back({masked_after_softmax(q, k, v, scale), c.tr("hint.mask_after_softmax")});
   }
   // The weights transposed: softmax over the queries instead of over the keys.
   Tensor s = ag::matmul(q, ag::transpose(k)) * scale;
