@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
             expected[static_cast<std::size_t>((b * 5 + t) * 12 + h * 4 + d)] =
                 y.data()[static_cast<std::size_t>(((b * 3 + h) * 5 + t) * 4 + d)];
     expect_close(c, c.shared("check.output"), {2, 5, 12}, expected, got.data(), 0, c.tr("hint.merge"),
-                 {{y.data(), c.tr("hint.reshape_only")}});
+                 {{y.data(), c.tr("hint.merge_reshape_only")}});
   });
   c.run("attention", [&] {
     const std::vector<Tensor> in{random_tensor({2, 6, 12}, rng), random_tensor({2, 6, 12}, rng),

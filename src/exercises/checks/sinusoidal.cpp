@@ -12,17 +12,21 @@ using namespace seqgrad::exercises;
 namespace {
 
 // The table with a slip: the exponent i/C with i the channel (not 2i/C),
-// sin and cos swapped, or positions counted from 1.
-enum class Slip { channel_exponent, swapped, from_one };
+// sin and cos swapped, positions counted from 1, the sines in the first half
+// of the channels and the cosines in the second, or the angle multiplied by
+// 10000^(2i/C) instead of divided.
+enum class Slip { channel_exponent, swapped, from_one, halves, multiplied };
 std::vector<Scalar> slipped(int T, int C, Slip slip) {
   std::vector<Scalar> pe(static_cast<std::size_t>(T) * C);
   for (int pos = 0; pos < T; ++pos)
     for (int i = 0; 2 * i < C; ++i) {
       const double exponent = slip == Slip::channel_exponent ? double(i) / C : 2.0 * i / C;
-      const double angle = (slip == Slip::from_one ? pos + 1 : pos) / std::pow(10000.0, exponent);
+      const double scale = std::pow(10000.0, slip == Slip::multiplied ? -exponent : exponent);
+      const double angle = (slip == Slip::from_one ? pos + 1 : pos) / scale;
       const double s = std::sin(angle), co = std::cos(angle);
-      pe[static_cast<std::size_t>(pos * C + 2 * i)] = slip == Slip::swapped ? co : s;
-      pe[static_cast<std::size_t>(pos * C + 2 * i + 1)] = slip == Slip::swapped ? s : co;
+      const int first = slip == Slip::halves ? i : 2 * i, second = slip == Slip::halves ? C / 2 + i : 2 * i + 1;
+      pe[static_cast<std::size_t>(pos * C + first)] = slip == Slip::swapped ? co : s;
+      pe[static_cast<std::size_t>(pos * C + second)] = slip == Slip::swapped ? s : co;
     }
   return pe;
 }
@@ -33,7 +37,9 @@ void expect_table(const Checker& c, int T, int C) {
   expect_close(c, "PE", {T, C}, seqgrad::nn::sinusoidal_encoding(T, C).data(), got.data(), 1e-12, c.tr("hint.values"),
                {{slipped(T, C, Slip::channel_exponent), c.tr("hint.exponent")},
                 {slipped(T, C, Slip::swapped), c.tr("hint.swapped")},
-                {slipped(T, C, Slip::from_one), c.tr("hint.from_one")}});
+                {slipped(T, C, Slip::from_one), c.tr("hint.from_one")},
+                {slipped(T, C, Slip::halves), c.tr("hint.halves")},
+                {slipped(T, C, Slip::multiplied), c.tr("hint.multiplied")}});
 }
 
 }  // namespace
