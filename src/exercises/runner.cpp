@@ -321,7 +321,9 @@ void decide(const RunRecords& student, const RunRecords& reference, CheckReport&
     const auto s = student.checks.find(c.id);
     if (s == student.checks.end() || !s->second.started) break;  // not reached: skipped, or the crash below
     const CheckRecords& got = s->second;
-    const CheckRecords& want = reference.checks.at(c.id);
+    static const CheckRecords kNone;
+    const auto w = reference.checks.find(c.id);
+    const CheckRecords& want = w == reference.checks.end() ? kNone : w->second;
     if (!got.title.empty()) c.title = got.title;
     c.status = Status::error;  // until decided: the check a crash or a hang happened in
     std::optional<Difference> difference;
@@ -496,26 +498,31 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
     return finish(Outcome::uses_engine);
   }
 
-  // The reference solution's run first: what each check expects, and the mistakes it knows.
+  // The student's run: only its results are read, and compared here.
   const std::string lang = std::string(text::to_string(options.lang));
-  const std::string reference_record = work.path + "/reference.record";
-  ProcessResult p =
-      run_process({reference_program(tc, e, work.path), "--lang", lang, "--record", reference_record, "--expected"},
-                  log, log, std::max(options.timeout_seconds, 30.0), true);
-  if (p.interrupted) throw Interrupted{};
-  const RunRecords reference = read_records(read_capped(reference_record, kOutputLimit));
-  for (const CheckLine& c : r.checks) {
-    const auto it = reference.checks.find(c.id);
-    if (!reference.done || it == reference.checks.end() || !it->second.passed)
-      throw std::runtime_error("the reference solution of " + r.exercise + " does not pass its check '" + c.id +
-                               "': this build of seqgrad is broken (" + tc.solutions + ")");
-  }
-
-  // Then the student's: only its results are read, and compared here.
   const std::string record = work.path + "/record", out = work.path + "/out";
-  p = run_process({program, "--lang", lang, "--record", record}, out, out, options.timeout_seconds, true);
+  ProcessResult p = run_process({program, "--lang", lang, "--record", record}, out, out, options.timeout_seconds, true);
   if (p.interrupted) throw Interrupted{};
   const RunRecords student = read_records(read_capped(record, kOutputLimit));
+
+  // The reference solution's run, for what each check expects and the mistakes it knows: needed as soon as the
+  // student's run recorded a result or a pass (an untouched stub records neither).
+  RunRecords reference;
+  if (std::any_of(student.checks.begin(), student.checks.end(),
+                  [](const auto& c) { return c.second.passed || !c.second.results.empty(); })) {
+    const std::string reference_record = work.path + "/reference.record";
+    const ProcessResult q =
+        run_process({reference_program(tc, e, work.path), "--lang", lang, "--record", reference_record, "--expected"},
+                    log, log, std::max(options.timeout_seconds, 30.0), true);
+    if (q.interrupted) throw Interrupted{};
+    reference = read_records(read_capped(reference_record, kOutputLimit));
+    for (const CheckLine& c : r.checks) {
+      const auto it = reference.checks.find(c.id);
+      if (!reference.done || it == reference.checks.end() || !it->second.passed)
+        throw std::runtime_error("the reference solution of " + r.exercise + " does not pass its check '" + c.id +
+                                 "': this build of seqgrad is broken (" + tc.solutions + ")");
+    }
+  }
   decide(student, reference, r, options.lang);
   for (const CheckLine& c : r.checks)
     if (c.id == student.last_started) r.during = c.title;
@@ -543,8 +550,11 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   for (CheckLine& c : r.checks)
     if (c.status == Status::error && c.detail.empty()) {
       c.status = Status::fail;
-      c.detail = text::trf("exercise.records_count", options.lang, reference.checks.at(c.id).results.size(),
-                           student.checks.at(c.id).results.size());
+      const auto w = reference.checks.find(c.id);
+      const auto g = student.checks.find(c.id);
+      c.detail =
+          text::trf("exercise.records_count", options.lang, w == reference.checks.end() ? 0 : w->second.results.size(),
+                    g == student.checks.end() ? 0 : g->second.results.size());
     }
   bool all_pass = true, any_todo = false;
   for (const CheckLine& c : r.checks) {
