@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,7 @@ namespace seqgrad::exercises {
 
 // A way a result may be wrong in a known way: the values the mistake gives, and the hint that names it.
 struct KnownMistake {
-  std::vector<double> values;
+  std::span<const double> values;
   std::string hint;
 };
 
@@ -35,7 +36,7 @@ inline bool close_to(double expected, double got, double tol) {
   return std::abs(got - expected) <= tol * (1 + std::abs(expected));  // NaN is never close
 }
 
-inline bool all_close_to(const std::vector<double>& a, const std::vector<double>& b, double tol) {
+inline bool all_close_to(std::span<const double> a, std::span<const double> b, double tol) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
     if (!close_to(a[i], b[i], tol)) return false;
@@ -55,10 +56,25 @@ inline std::string index_text(const std::vector<int>& shape, std::size_t flat) {
   return s + "]";
 }
 
+// "(2, 3)", as ag::to_string writes a shape.
+inline std::string shape_text(const std::vector<int>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + ")";
+}
+
+// A shape other than the one expected, told; nothing when they are the same.
+inline std::optional<Difference> compare_shapes(text::Lang lang, std::string_view what,
+                                                const std::vector<int>& expected, const std::vector<int>& got) {
+  if (expected == got) return std::nullopt;
+  return Difference{text::trf("check.shape_detail", lang, what, shape_text(expected), shape_text(got)),
+                    std::string(text::tr("check.shape_hint", lang))};
+}
+
 // The first element of `got` further than tol * (1 + |expected|) from `expected`, told; nothing when all are close.
 // The hint is that of the first mistake in `mistakes` whose values `got` matches, else `hint`.
 inline std::optional<Difference> compare_values(text::Lang lang, std::string_view what, const std::vector<int>& shape,
-                                                const std::vector<double>& expected, const std::vector<double>& got,
+                                                std::span<const double> expected, std::span<const double> got,
                                                 double tol, const std::string& hint,
                                                 const std::vector<KnownMistake>& mistakes) {
   if (got.size() != expected.size())

@@ -285,32 +285,32 @@ RunRecords read_records(const std::string& text) {
 // nothing when they agree.
 std::optional<Difference> compare_result(const nlohmann::json& want, const nlohmann::json& got, text::Lang lang) {
   const std::string what = recorded_text(want, "what");
+  const auto ints = [](const nlohmann::json& j, const char* key) {
+    std::vector<int> out;
+    if (j.contains(key) && j[key].is_array())
+      for (const auto& d : j[key]) out.push_back(d.is_number_integer() ? d.get<int>() : -1);
+    return out;
+  };
   if (recorded_text(want, "event") == "shape") {
-    if (recorded_text(got, "event") == "shape" && got.contains("got") && got["got"] == want["expected"])
-      return std::nullopt;
-    const auto shape = [](const nlohmann::json& s) {
-      std::string t = "(";
-      if (s.is_array())
-        for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + s[i].dump();
-      return t + ")";
-    };
-    return Difference{text::trf("check.shape_detail", lang, what, shape(want["expected"]),
-                                shape(got.contains("got") ? got["got"] : nlohmann::json())),
-                      std::string(text::tr("check.shape_hint", lang))};
+    const std::vector<int> shape = recorded_text(got, "event") == "shape" ? ints(got, "got") : std::vector<int>{};
+    return compare_shapes(lang, what, ints(want, "expected"), shape);
   }
-  const std::vector<double> expected = recorded_numbers(want, "expected").value_or(std::vector<double>{});
   const std::optional<std::vector<double>> values =
       recorded_text(got, "event") == "values" ? recorded_numbers(got, "got") : std::nullopt;
-  std::vector<int> shape;
-  if (want.contains("shape") && want["shape"].is_array())
-    for (const auto& d : want["shape"]) shape.push_back(d.is_number_integer() ? d.get<int>() : 1);
-  std::vector<KnownMistake> mistakes;
-  if (want.contains("mistakes") && want["mistakes"].is_array())
-    for (const auto& m : want["mistakes"])
-      mistakes.push_back({recorded_numbers(m, "values").value_or(std::vector<double>{}), recorded_text(m, "hint")});
-  const double tol = want.contains("tol") && want["tol"].is_number() ? want["tol"].get<double>() : 0;
   if (!values) return Difference{text::trf("exercise.records_differ", lang, what), ""};
-  return compare_values(lang, what, shape, expected, *values, tol, recorded_text(want, "hint"), mistakes);
+  const std::vector<double> expected = recorded_numbers(want, "expected").value_or(std::vector<double>{});
+  // The mistakes' values, kept whole before the spans into them are taken.
+  std::vector<std::vector<double>> known;
+  std::vector<std::string> hints;
+  if (want.contains("mistakes") && want["mistakes"].is_array())
+    for (const auto& m : want["mistakes"]) {
+      known.push_back(recorded_numbers(m, "values").value_or(std::vector<double>{}));
+      hints.push_back(recorded_text(m, "hint"));
+    }
+  std::vector<KnownMistake> mistakes;
+  for (std::size_t i = 0; i < known.size(); ++i) mistakes.push_back({known[i], hints[i]});
+  const double tol = want.contains("tol") && want["tol"].is_number() ? want["tol"].get<double>() : 0;
+  return compare_values(lang, what, ints(want, "shape"), expected, *values, tol, recorded_text(want, "hint"), mistakes);
 }
 
 // Each check's verdict, into the report: the student's run's results against the reference run's, one by one.
@@ -421,7 +421,7 @@ std::vector<std::string> shortcuts_called(const Exercise& e, const std::string& 
     const auto u = line.find("U ");
     if (u == std::string::npos) continue;
     std::string name = line.substr(u + 2);
-    for (const std::string precision : {"::f64::", "::f32::"})
+    for (const std::string_view precision : {"::f64::", "::f32::"})
       for (auto at = name.find(precision); at != std::string::npos; at = name.find(precision))
         name.replace(at, precision.size(), "::");
     for (const std::string& b : banned)
