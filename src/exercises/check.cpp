@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <type_traits>
 
 #include "autograd/ops.h"
@@ -72,20 +74,53 @@ void Checker::run(std::string_view id, const std::function<void()>& body) {
   if (failed_) return;
   const std::string check(id);
   emit({{"event", "start"}, {"check", check}, {"title", tr("check." + check)}});
-  auto fail = [&](std::string_view status, const std::string& detail, const std::string& hint) {
-    failed_ = true;
-    emit({{"event", "fail"}, {"check", check}, {"status", status}, {"detail", detail}, {"hint", hint}});
+  struct Failure {
+    std::string status, detail, hint;
   };
+  std::optional<Failure> failure;
   try {
     body();
-    emit({{"event", "pass"}, {"check", check}});
   } catch (const CheckFailure& f) {
-    fail("fail", f.detail, f.hint);
+    failure = Failure{"fail", f.detail, f.hint};
   } catch (const exercise::NotImplemented&) {
-    fail("todo", shared("check.not_implemented"), "");
+    failure = Failure{"todo", shared("check.not_implemented"), ""};
   } catch (const std::exception& e) {
-    fail("error", shared("check.threw", e.what()), shared("check.threw_hint"));
+    failure = Failure{"error", shared("check.threw", e.what()), shared("check.threw_hint")};
   }
+  // A changed input is named before what it led to: the values the code gave after it are of other inputs.
+  if (const std::string name = changed_input(); !name.empty())
+    failure = Failure{"changed", shared("check.changed_input", name), shared("check.changed_input_hint")};
+  if (!failure) {
+    emit({{"event", "pass"}, {"check", check}});
+    return;
+  }
+  failed_ = true;
+  emit({{"event", "fail"},
+        {"check", check},
+        {"status", failure->status},
+        {"detail", failure->detail},
+        {"hint", failure->hint}});
+}
+
+void Checker::watch(std::string name, const Tensor& input) {
+  watched_.push_back({std::move(name), input, input.data()});
+}
+
+void Checker::watch(const std::vector<std::string>& names, const std::vector<Tensor>& inputs) {
+  for (std::size_t i = 0; i < names.size() && i < inputs.size(); ++i) watch(names[i], inputs[i]);
+}
+
+std::string Checker::changed_input() {
+  std::string changed;
+  for (const Watched& w : watched_) {
+    const std::vector<Scalar>& now = w.input.data();
+    // Bit for bit: a NaN written over a value is a change too.
+    const bool same =
+        now.size() == w.before.size() && std::memcmp(now.data(), w.before.data(), now.size() * sizeof(Scalar)) == 0;
+    if (!same && changed.empty()) changed = w.name;
+  }
+  watched_.clear();
+  return changed;
 }
 
 int Checker::finish() const {

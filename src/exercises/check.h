@@ -6,7 +6,7 @@
 //   {"event":"values","what":...,"shape":[...],"expected":[...],"got":[...],"tol":...,"hint":...,"mistakes":[...]}
 //   {"event":"shape","what":...,"expected":[...],"got":[...]}
 //   {"event":"pass","check":ID}
-//   {"event":"fail","check":ID,"status":"fail"|"todo"|"error","detail":...,"hint":...}
+//   {"event":"fail","check":ID,"status":"fail"|"todo"|"error"|"changed","detail":...,"hint":...}
 // It stops at the first check that fails. seqgrad builds the same program
 // from the reference solution too, and decides each check itself: the values
 // the student's run got against those the reference run expected (its
@@ -50,6 +50,12 @@ class Checker {
   void run(std::string_view id, const std::function<void()>& body);
   int finish() const;  // 0 when every check passed, 1 otherwise
 
+  // An input the student's code gets and must leave as it was: its values now,
+  // compared when the running check ends. A change fails that check, by name
+  // ("your code changed q"), before any difference in the values it then gave.
+  void watch(std::string name, const Tensor& input);
+  void watch(const std::vector<std::string>& names, const std::vector<Tensor>& inputs);  // names[i] for inputs[i]
+
   text::Lang lang() const { return lang_; }
   // The exercise's own message "<exercise>.<id>" (its checks' titles, its hints).
   std::string tr(std::string_view id) const;
@@ -60,9 +66,18 @@ class Checker {
   }
 
  private:
+  struct Watched {
+    std::string name;
+    Tensor input;
+    std::vector<Scalar> before;
+  };
+  // The first watched input whose values changed ("" when none did); forgets them all.
+  std::string changed_input();
+
   std::string exercise_;
   text::Lang lang_ = text::Lang::en;
   bool failed_ = false;
+  std::vector<Watched> watched_;
 };
 
 // --- building inputs -------------------------------------------------------------

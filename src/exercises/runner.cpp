@@ -328,7 +328,9 @@ void decide(const RunRecords& student, const RunRecords& reference, CheckReport&
     c.status = Status::error;  // until decided: the check a crash or a hang happened in
     std::optional<Difference> difference;
     const std::size_t n = std::min(got.results.size(), want.results.size());
-    for (std::size_t k = 0; k < n && !difference; ++k)
+    // An input the code changed comes first: the values it gave next were computed from other inputs.
+    const bool changed = got.failed && got.status == "changed";
+    for (std::size_t k = 0; k < n && !difference && !changed; ++k)
       difference = compare_result(want.results[k], got.results[k], lang);
     if (difference) {
       c.status = Status::fail;

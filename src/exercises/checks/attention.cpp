@@ -62,9 +62,12 @@ std::vector<Mistake> mistakes(const Checker& c, const Tensor& q, const Tensor& k
   return m;
 }
 
-void expect_values(const Checker& c, int B, int T, int D, bool causal, ag::Rng& rng, Scalar spread = 1) {
+void expect_values(Checker& c, int B, int T, int D, bool causal, ag::Rng& rng, Scalar spread = 1) {
   const Tensor q = random_tensor({B, T, D}, rng, spread), k = random_tensor({B, T, D}, rng, spread),
                v = random_tensor({B, T, D}, rng);
+  c.watch("q", q);
+  c.watch("k", k);
+  c.watch("v", v);
   const Tensor got = exercise::attention(q, k, v, causal);
   expect_shape(c, c.shared("check.output"), {B, T, D}, got.shape());
   const Tensor expected = fused(q, k, v, causal, 1 / std::sqrt(Scalar(D)));

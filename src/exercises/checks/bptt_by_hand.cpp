@@ -40,19 +40,22 @@ Case make_case(int B, int T, int H, ag::Rng& rng) {
 }
 
 // The usual slips, computed the way the student would: without the tanh
-// factor, with W_h where W_h^T belongs, with the tanh factor of h_t where it is h_{t+1}'s.
-enum class Slip { no_tanh, not_transposed, wrong_step };
+// factor, with W_h where W_h^T belongs, with the tanh factor of h_t where it is h_{t+1}'s, nothing carried back
+// (g_t = direct_t), or direct_{t+1} carried back where g_{t+1} belongs (one step's reach, not the whole future's).
+enum class Slip { no_tanh, not_transposed, wrong_step, no_carry, direct_only };
 std::vector<Scalar> with_slip(const Case& k, Slip slip) {
   const int B = k.B, T = k.T, H = k.H;
   auto at = [&](int b, int t, int j) { return static_cast<std::size_t>((b * T + t) * H + j); };
   std::vector<Scalar> g = k.direct;
+  if (slip == Slip::no_carry) return g;
   for (int t = T - 2; t >= 0; --t)
     for (int b = 0; b < B; ++b) {
       const int from = slip == Slip::wrong_step ? t : t + 1;
       std::vector<Scalar> a(static_cast<std::size_t>(H));
       for (int j = 0; j < H; ++j) {
         const Scalar h = k.hs[at(b, from, j)];
-        a[static_cast<std::size_t>(j)] = g[at(b, t + 1, j)] * (slip == Slip::no_tanh ? 1 : 1 - h * h);
+        const Scalar from_later = slip == Slip::direct_only ? k.direct[at(b, t + 1, j)] : g[at(b, t + 1, j)];
+        a[static_cast<std::size_t>(j)] = from_later * (slip == Slip::no_tanh ? 1 : 1 - h * h);
       }
       for (int i = 0; i < H; ++i)
         for (int j = 0; j < H; ++j) {
@@ -69,7 +72,9 @@ void expect_case(const Checker& c, const Case& k, const std::string& hint) {
   expect_close(c, "dL/dh", {k.B, k.T, k.H}, k.total, got, 1e-10, hint,
                {{with_slip(k, Slip::no_tanh), c.tr("hint.no_tanh")},
                 {with_slip(k, Slip::not_transposed), c.tr("hint.not_transposed")},
-                {with_slip(k, Slip::wrong_step), c.tr("hint.wrong_step")}});
+                {with_slip(k, Slip::wrong_step), c.tr("hint.wrong_step")},
+                {with_slip(k, Slip::no_carry), c.tr("hint.no_carry")},
+                {with_slip(k, Slip::direct_only), c.tr("hint.direct_only")}});
 }
 
 }  // namespace

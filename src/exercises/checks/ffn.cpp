@@ -44,9 +44,10 @@ std::vector<Scalar> slipped(const std::vector<Tensor>& in, Slip slip) {
   return (slip == Slip::no_b2 ? y : y + in[4]).data();
 }
 
-void expect_forward(const Checker& c, const Shape& shape, bool gelu, ag::Rng& rng) {
+void expect_forward(Checker& c, const Shape& shape, bool gelu, ag::Rng& rng) {
   const std::vector<Tensor> in = random_inputs(shape, rng);
   ag::NoGrad no_grad;
+  c.watch({"x", "W1", "b1", "W2", "b2"}, in);
   const Tensor got = student(gelu)(in);
   expect_shape(c, c.shared("check.output"), shape, got.shape());
   expect_close(c, c.shared("check.output"), shape, engine(gelu)(in).data(), got.data(), 1e-10,

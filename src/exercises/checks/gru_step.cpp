@@ -30,7 +30,7 @@ std::vector<Tensor> random_inputs(ag::Rng& rng) {
 Tensor student(const std::vector<Tensor>& in) { return exercise::gru_step(in[0], in[1], in[2], in[3], in[4], in[5]); }
 
 // A cell with one of the usual slips, for the hints.
-enum class Slip { reset_before, z_swapped, gate_order, no_hidden_bias_in_n };
+enum class Slip { reset_before, z_swapped, gate_order, no_hidden_bias_in_n, no_tanh_on_n, no_reset };
 Tensor slipped(const std::vector<Tensor>& in, Slip slip) {
   ag::NoGrad no_grad;
   const Tensor gx = ag::matmul(in[0], in[2]) + in[4], gh = ag::matmul(in[1], in[3]) + in[5];
@@ -43,6 +43,10 @@ Tensor slipped(const std::vector<Tensor>& in, Slip slip) {
     n = ag::tanh(part(gx, 2) + ag::matmul(r * in[1], ag::slice(in[3], 1, 2 * H, 3 * H)) + b_hn);
   else if (slip == Slip::no_hidden_bias_in_n)  // h's bias outside the reset
     n = ag::tanh(part(gx, 2) + b_hn + r * (part(gh, 2) - b_hn));
+  else if (slip == Slip::no_tanh_on_n)
+    n = part(gx, 2) + r * part(gh, 2);
+  else if (slip == Slip::no_reset)
+    n = ag::tanh(part(gx, 2) + part(gh, 2));
   else
     n = ag::tanh(part(gx, 2) + r * part(gh, 2));
   return slip == Slip::z_swapped ? in[1] + z * (n - in[1]) : n + z * (in[1] - n);
@@ -50,10 +54,10 @@ Tensor slipped(const std::vector<Tensor>& in, Slip slip) {
 
 std::vector<Mistake> mistakes(const Checker& c, const std::vector<Tensor>& in) {
   std::vector<Mistake> m;
-  const std::pair<Slip, const char*> slips[] = {{Slip::reset_before, "hint.reset_before"},
-                                                {Slip::z_swapped, "hint.z_swapped"},
-                                                {Slip::gate_order, "hint.gate_order"},
-                                                {Slip::no_hidden_bias_in_n, "hint.hidden_bias"}};
+  const std::pair<Slip, const char*> slips[] = {
+      {Slip::reset_before, "hint.reset_before"}, {Slip::z_swapped, "hint.z_swapped"},
+      {Slip::gate_order, "hint.gate_order"},     {Slip::no_hidden_bias_in_n, "hint.hidden_bias"},
+      {Slip::no_tanh_on_n, "hint.no_tanh_n"},    {Slip::no_reset, "hint.no_reset"}};
   for (const auto& slip : slips) m.push_back({slipped(in, slip.first).data(), c.tr(slip.second)});
   return m;
 }
@@ -64,8 +68,13 @@ int main(int argc, char** argv) {
   Checker c(argc, argv, "gru-step");
   ag::Rng rng(1733);
   const std::vector<Tensor> in = random_inputs(rng);
-  c.run("shape", [&] { expect_shape(c, "h", {B, H}, student(in).shape()); });
+  const std::vector<std::string> names{"x_t", "h_prev", "W_x", "W_h", "b_x", "b_h"};
+  c.run("shape", [&] {
+    c.watch(names, in);
+    expect_shape(c, "h", {B, H}, student(in).shape());
+  });
   c.run("hidden-state", [&] {
+    c.watch(names, in);
     expect_close(c, "h", {B, H}, builtin(in).data(), student(in).data(), 1e-10, c.tr("hint.hidden"), mistakes(c, in));
   });
   c.run("update-gate", [&] {

@@ -12,11 +12,23 @@ namespace {
 
 constexpr Scalar kEps = 1e-5;
 
-// Row by row, with a slip: the variance divided by C - 1, or eps added outside the square root.
-enum class Slip { unbiased, eps_outside };
+// Row by row, with a slip: the variance divided by C - 1, eps added outside the square root, or gamma and beta
+// left out; or each column normalised over the rows (batch norm's axis).
+enum class Slip { unbiased, eps_outside, no_affine, columns };
 std::vector<Scalar> slipped(const Tensor& x, const Tensor& gamma, const Tensor& beta, Slip slip, Scalar eps) {
   const std::size_t C = gamma.numel(), rows = x.numel() / C;
   std::vector<Scalar> y(x.numel());
+  if (slip == Slip::columns) {
+    for (std::size_t j = 0; j < C; ++j) {
+      Scalar mean = 0, var = 0;
+      for (std::size_t r = 0; r < rows; ++r) mean += x.data()[r * C + j] / static_cast<Scalar>(rows);
+      for (std::size_t r = 0; r < rows; ++r) var += (x.data()[r * C + j] - mean) * (x.data()[r * C + j] - mean);
+      var /= static_cast<Scalar>(rows);
+      for (std::size_t r = 0; r < rows; ++r)
+        y[r * C + j] = (x.data()[r * C + j] - mean) / std::sqrt(var + eps) * gamma.data()[j] + beta.data()[j];
+    }
+    return y;
+  }
   for (std::size_t r = 0; r < rows; ++r) {
     const Scalar* xr = x.data().data() + r * C;
     Scalar mean = 0, var = 0;
@@ -24,7 +36,9 @@ std::vector<Scalar> slipped(const Tensor& x, const Tensor& gamma, const Tensor& 
     for (std::size_t j = 0; j < C; ++j) var += (xr[j] - mean) * (xr[j] - mean);
     var /= static_cast<Scalar>(slip == Slip::unbiased && C > 1 ? C - 1 : C);
     const Scalar denom = slip == Slip::eps_outside ? std::sqrt(var) + eps : std::sqrt(var + eps);
-    for (std::size_t j = 0; j < C; ++j) y[r * C + j] = (xr[j] - mean) / denom * gamma.data()[j] + beta.data()[j];
+    for (std::size_t j = 0; j < C; ++j)
+      y[r * C + j] =
+          slip == Slip::no_affine ? (xr[j] - mean) / denom : (xr[j] - mean) / denom * gamma.data()[j] + beta.data()[j];
   }
   return y;
 }
@@ -40,13 +54,18 @@ const TensorFn student = [](const std::vector<Tensor>& x) { return exercise::lay
 const TensorFn engine = [](const std::vector<Tensor>& x) { return ag::layer_norm(x[0], x[1], x[2], kEps); };
 
 // With an eps other than 1e-5, the values of 1e-5 are the slip of an eps written into the code.
-void expect_forward(const Checker& c, const Shape& shape, ag::Rng& rng, Scalar eps = kEps) {
+void expect_forward(Checker& c, const Shape& shape, ag::Rng& rng, Scalar eps = kEps) {
   const std::vector<Tensor> in = random_inputs(shape, rng);
   ag::NoGrad no_grad;
+  c.watch("x", in[0]);
+  c.watch("gamma", in[1]);
+  c.watch("beta", in[2]);
   const Tensor got = exercise::layer_norm(in[0], in[1], in[2], eps);
   expect_shape(c, c.shared("check.output"), shape, got.shape());
   std::vector<Mistake> mistakes{{slipped(in[0], in[1], in[2], Slip::unbiased, eps), c.tr("hint.unbiased")},
-                                {slipped(in[0], in[1], in[2], Slip::eps_outside, eps), c.tr("hint.eps_outside")}};
+                                {slipped(in[0], in[1], in[2], Slip::eps_outside, eps), c.tr("hint.eps_outside")},
+                                {slipped(in[0], in[1], in[2], Slip::no_affine, eps), c.tr("hint.no_affine")},
+                                {slipped(in[0], in[1], in[2], Slip::columns, eps), c.tr("hint.columns")}};
   if (eps != kEps) mistakes.insert(mistakes.begin(), {engine(in).data(), c.tr("hint.eps_fixed")});
   expect_close(c, c.shared("check.output"), shape, ag::layer_norm(in[0], in[1], in[2], eps).data(), got.data(), 1e-10,
                c.tr("hint.forward"), mistakes);

@@ -31,7 +31,7 @@ exercise::LstmState student(const std::vector<Tensor>& in) {
 }
 
 // A cell with one of the usual slips, for the hints.
-enum class Slip { gate_order, sigmoid_candidate, no_tanh_on_c, no_input_gate };
+enum class Slip { gate_order, sigmoid_candidate, no_tanh_on_c, no_input_gate, no_forget_gate, old_cell_in_h };
 nn::RecurrentState slipped(const std::vector<Tensor>& in, Slip slip) {
   ag::NoGrad no_grad;
   const Tensor gates = ag::matmul(in[0], in[3]) + ag::matmul(in[1], in[4]) + in[5];
@@ -40,16 +40,19 @@ nn::RecurrentState slipped(const std::vector<Tensor>& in, Slip slip) {
   Tensor g = ag::tanh(part(2)), o = ag::sigmoid(part(3));
   if (slip == Slip::gate_order) g = ag::tanh(part(3)), o = ag::sigmoid(part(2));  // [i | f | o | g]
   if (slip == Slip::sigmoid_candidate) g = ag::sigmoid(part(2));
-  const Tensor c = slip == Slip::no_input_gate ? f * in[2] + g : f * in[2] + i * g;
+  const Tensor c = slip == Slip::no_input_gate    ? f * in[2] + g
+                   : slip == Slip::no_forget_gate ? in[2] + i * g
+                                                  : f * in[2] + i * g;
+  if (slip == Slip::old_cell_in_h) return {o * ag::tanh(in[2]), c};  // h from c_{t-1}, not the new c_t
   return {slip == Slip::no_tanh_on_c ? o * c : o * ag::tanh(c), c};
 }
 
 std::vector<Mistake> mistakes(const Checker& c, const std::vector<Tensor>& in, bool cell_state) {
   std::vector<Mistake> m;
-  const std::pair<Slip, const char*> slips[] = {{Slip::gate_order, "hint.gate_order"},
-                                                {Slip::sigmoid_candidate, "hint.sigmoid_g"},
-                                                {Slip::no_tanh_on_c, "hint.no_tanh_c"},
-                                                {Slip::no_input_gate, "hint.no_input_gate"}};
+  const std::pair<Slip, const char*> slips[] = {
+      {Slip::gate_order, "hint.gate_order"},         {Slip::sigmoid_candidate, "hint.sigmoid_g"},
+      {Slip::no_tanh_on_c, "hint.no_tanh_c"},        {Slip::no_input_gate, "hint.no_input_gate"},
+      {Slip::no_forget_gate, "hint.no_forget_gate"}, {Slip::old_cell_in_h, "hint.old_cell"}};
   for (const auto& slip : slips) {
     const nn::RecurrentState s = slipped(in, slip.first);
     m.push_back({(cell_state ? s.c : s.h).data(), c.tr(slip.second)});
@@ -63,12 +66,15 @@ int main(int argc, char** argv) {
   Checker c(argc, argv, "lstm-step");
   ag::Rng rng(1706);
   const std::vector<Tensor> in = random_inputs(rng);
+  const std::vector<std::string> names{"x_t", "h_prev", "c_prev", "W_x", "W_h", "b"};
   c.run("shapes", [&] {
+    c.watch(names, in);
     const exercise::LstmState s = student(in);
     expect_shape(c, "h", {B, H}, s.h.shape());
     expect_shape(c, "c", {B, H}, s.c.shape());
   });
   c.run("cell-state", [&] {
+    c.watch(names, in);
     const Tensor expected = builtin(in).c;
     expect_close(c, "c", {B, H}, expected.data(), student(in).c.data(), 1e-10, c.tr("hint.cell"),
                  mistakes(c, in, true));

@@ -12,9 +12,10 @@ using namespace seqgrad::exercises;
 
 namespace {
 
-// x (B, T, C) -> (B, heads, T, D): out[b, h, t, d] = x[b, t, h D + d]; with
-// `interleaved`, the slip x[b, t, d heads + h].
-std::vector<Scalar> split_by_hand(const Tensor& x, int heads, bool interleaved) {
+// x (B, T, C) -> (B, heads, T, D): out[b, h, t, d] = x[b, t, h D + d]; with a slip, x[b, t, d heads + h]
+// (channels dealt out one by one), or x[b, t, h + d] (head h from channel h, not h D).
+enum class Layout { heads, interleaved, offset_by_head };
+std::vector<Scalar> split_by_hand(const Tensor& x, int heads, Layout layout) {
   const int B = x.size(0), T = x.size(1), C = x.size(2), D = C / heads;
   std::vector<Scalar> out(x.numel());
   std::size_t i = 0;
@@ -22,18 +23,24 @@ std::vector<Scalar> split_by_hand(const Tensor& x, int heads, bool interleaved) 
     for (int h = 0; h < heads; ++h)
       for (int t = 0; t < T; ++t)
         for (int d = 0; d < D; ++d)
-          out[i++] = x.data()[static_cast<std::size_t>((b * T + t) * C + (interleaved ? d * heads + h : h * D + d))];
+          out[i++] =
+              x.data()[static_cast<std::size_t>((b * T + t) * C + (layout == Layout::interleaved      ? d * heads + h
+                                                                   : layout == Layout::offset_by_head ? h + d
+                                                                                                      : h * D + d))];
   return out;
 }
 
-void expect_split(const Checker& c, int B, int T, int C, int heads, ag::Rng& rng) {
+void expect_split(Checker& c, int B, int T, int C, int heads, ag::Rng& rng) {
   const Tensor x = random_tensor({B, T, C}, rng);
+  c.watch("x", x);
   const Tensor got = exercise::split_heads(x, heads);
   expect_shape(c, c.shared("check.output"), {B, heads, T, C / heads}, got.shape());
   // The slips: the memory read again as (B, heads, T, D), or channels dealt out one by one.
-  expect_close(c, c.shared("check.output"), got.shape(), split_by_hand(x, heads, false), got.data(), 0,
+  expect_close(c, c.shared("check.output"), got.shape(), split_by_hand(x, heads, Layout::heads), got.data(), 0,
                c.tr("hint.split"),
-               {{x.data(), c.tr("hint.reshape_only")}, {split_by_hand(x, heads, true), c.tr("hint.interleaved")}});
+               {{x.data(), c.tr("hint.reshape_only")},
+                {split_by_hand(x, heads, Layout::interleaved), c.tr("hint.interleaved")},
+                {split_by_hand(x, heads, Layout::offset_by_head), c.tr("hint.head_offset")}});
 }
 
 Tensor by_heads(const std::vector<Tensor>& in, int heads) {
@@ -55,18 +62,22 @@ int main(int argc, char** argv) {
   });
   c.run("merge", [&] {
     const Tensor y = random_tensor({2, 3, 5, 4}, rng);
+    c.watch("x", y);
     const Tensor got = exercise::merge_heads(y);
     expect_shape(c, c.shared("check.output"), {2, 5, 12}, got.shape());
     // merge undoes split: x = merge(split(x)) for x = merge's expected output
-    std::vector<Scalar> expected(y.numel());
+    // (and the slip: head h's channel d written at d heads + h, the heads dealt out one by one)
+    std::vector<Scalar> expected(y.numel()), interleaved(y.numel());
     for (int b = 0; b < 2; ++b)
       for (int h = 0; h < 3; ++h)
         for (int t = 0; t < 5; ++t)
-          for (int d = 0; d < 4; ++d)
-            expected[static_cast<std::size_t>((b * 5 + t) * 12 + h * 4 + d)] =
-                y.data()[static_cast<std::size_t>(((b * 3 + h) * 5 + t) * 4 + d)];
+          for (int d = 0; d < 4; ++d) {
+            const Scalar v = y.data()[static_cast<std::size_t>(((b * 3 + h) * 5 + t) * 4 + d)];
+            expected[static_cast<std::size_t>((b * 5 + t) * 12 + h * 4 + d)] = v;
+            interleaved[static_cast<std::size_t>((b * 5 + t) * 12 + d * 3 + h)] = v;
+          }
     expect_close(c, c.shared("check.output"), {2, 5, 12}, expected, got.data(), 0, c.tr("hint.merge"),
-                 {{y.data(), c.tr("hint.merge_reshape_only")}});
+                 {{y.data(), c.tr("hint.merge_reshape_only")}, {interleaved, c.tr("hint.merge_interleaved")}});
   });
   c.run("attention", [&] {
     const std::vector<Tensor> in{random_tensor({2, 6, 12}, rng), random_tensor({2, 6, 12}, rng),

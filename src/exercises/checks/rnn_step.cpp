@@ -42,13 +42,17 @@ std::vector<Scalar> shifted(const Inputs& in) {
   return ag::concat({ag::reshape(in.h0, {B, 1, H}), ag::slice(hs, 1, 0, T - 1)}, 1).data();
 }
 
-void expect_sequence(const Checker& c, int B, int T, int I, int H, ag::Rng& rng) {
+void expect_sequence(Checker& c, int B, int T, int I, int H, ag::Rng& rng) {
   const Inputs in = random_inputs(B, T, I, H, rng);
+  c.watch({"x", "h0", "W_x", "W_h", "b"}, {in.x, in.h0, in.W_x, in.W_h, in.b});
   const Tensor got = exercise::rnn_forward(in.x, in.h0, in.W_x, in.W_h, in.b);
   expect_shape(c, c.shared("check.output"), {B, T, H}, got.shape());
   ag::NoGrad no_grad;
-  expect_close(c, c.shared("check.output"), {B, T, H}, engine_rnn(in.all()).data(), got.data(), 1e-10,
-               c.tr("hint.sequence"), {{stale(in), c.tr("hint.stale")}, {shifted(in), c.tr("hint.shifted")}});
+  // The first step fed zeros instead of the state the caller gave.
+  const std::vector<Scalar> from_zeros = engine_rnn({in.x, Tensor::zeros({B, H}), in.W_x, in.W_h, in.b}).data();
+  expect_close(
+      c, c.shared("check.output"), {B, T, H}, engine_rnn(in.all()).data(), got.data(), 1e-10, c.tr("hint.sequence"),
+      {{stale(in), c.tr("hint.stale")}, {shifted(in), c.tr("hint.shifted")}, {from_zeros, c.tr("hint.zeros_not_h0")}});
 }
 
 }  // namespace
@@ -60,6 +64,7 @@ int main(int argc, char** argv) {
     const int B = 2, I = 3, H = 4;
     const Inputs in = random_inputs(B, 1, I, H, rng);
     const Tensor x_t = ag::reshape(in.x, {B, I});
+    c.watch({"x_t", "h_prev", "W_x", "W_h", "b"}, {x_t, in.h0, in.W_x, in.W_h, in.b});
     const Tensor got = exercise::rnn_step(x_t, in.h0, in.W_x, in.W_h, in.b);
     expect_shape(c, c.shared("check.output"), {B, H}, got.shape());
     ag::NoGrad no_grad;

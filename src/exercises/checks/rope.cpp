@@ -14,8 +14,8 @@ namespace {
 constexpr Scalar kBase = 10000;
 
 // x (..., T, D) rotated with a slip: the angle t base^(-i/D) for pair i, the
-// pairs (i, i + D/2) instead of (2i, 2i+1), or the rotation the other way.
-enum class Slip { exponent, halves, backwards };
+// pairs (i, i + D/2) instead of (2i, 2i+1), the rotation the other way, or positions counted from 1.
+enum class Slip { exponent, halves, backwards, from_one };
 std::vector<Scalar> slipped(const Tensor& x, Slip slip, Scalar base) {
   const int T = x.size(-2), D = x.size(-1);
   const std::size_t batch = x.numel() / static_cast<std::size_t>(T * D);
@@ -24,7 +24,8 @@ std::vector<Scalar> slipped(const Tensor& x, Slip slip, Scalar base) {
     for (int t = 0; t < T; ++t)
       for (int i = 0; 2 * i < D; ++i) {
         const double exponent = slip == Slip::exponent ? double(i) / D : 2.0 * i / D;
-        const double angle = (slip == Slip::backwards ? -t : t) * std::pow(double(base), -exponent);
+        const int pos = slip == Slip::backwards ? -t : slip == Slip::from_one ? t + 1 : t;
+        const double angle = pos * std::pow(double(base), -exponent);
         const std::size_t row = (n * T + t) * D;
         const std::size_t a = row + (slip == Slip::halves ? i : 2 * i);
         const std::size_t b = row + (slip == Slip::halves ? i + D / 2 : 2 * i + 1);
@@ -36,13 +37,15 @@ std::vector<Scalar> slipped(const Tensor& x, Slip slip, Scalar base) {
 }
 
 // At a base other than 10000, rotating by the angles of 10000 is the slip of a base written into the code.
-void expect_forward(const Checker& c, const Shape& shape, ag::Rng& rng, Scalar base = kBase) {
+void expect_forward(Checker& c, const Shape& shape, ag::Rng& rng, Scalar base = kBase) {
   const Tensor x = random_tensor(shape, rng);
+  c.watch("x", x);
   const Tensor got = exercise::rotary(x, base);
   expect_shape(c, c.shared("check.output"), shape, got.shape());
   std::vector<Mistake> mistakes{{slipped(x, Slip::exponent, base), c.tr("hint.exponent")},
                                 {slipped(x, Slip::halves, base), c.tr("hint.halves")},
-                                {slipped(x, Slip::backwards, base), c.tr("hint.direction")}};
+                                {slipped(x, Slip::backwards, base), c.tr("hint.direction")},
+                                {slipped(x, Slip::from_one, base), c.tr("hint.from_one")}};
   if (base != kBase) mistakes.insert(mistakes.begin(), {ag::rotary(x, kBase).data(), c.tr("hint.base")});
   expect_close(c, c.shared("check.output"), shape, ag::rotary(x, base).data(), got.data(), 1e-10, c.tr("hint.forward"),
                mistakes);

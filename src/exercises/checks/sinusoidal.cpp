@@ -14,8 +14,8 @@ namespace {
 // The table with a slip: the exponent i/C with i the channel (not 2i/C),
 // sin and cos swapped, positions counted from 1, the sines in the first half
 // of the channels and the cosines in the second, or the angle multiplied by
-// 10000^(2i/C) instead of divided.
-enum class Slip { channel_exponent, swapped, from_one, halves, multiplied };
+// 10000^(2i/C) instead of divided, or the cosine of a pair at the next channel's frequency, (2i+1)/C.
+enum class Slip { channel_exponent, swapped, from_one, halves, multiplied, own_frequency };
 std::vector<Scalar> slipped(int T, int C, Slip slip) {
   std::vector<Scalar> pe(static_cast<std::size_t>(T) * C);
   for (int pos = 0; pos < T; ++pos)
@@ -23,7 +23,8 @@ std::vector<Scalar> slipped(int T, int C, Slip slip) {
       const double exponent = slip == Slip::channel_exponent ? double(i) / C : 2.0 * i / C;
       const double scale = std::pow(10000.0, slip == Slip::multiplied ? -exponent : exponent);
       const double angle = (slip == Slip::from_one ? pos + 1 : pos) / scale;
-      const double s = std::sin(angle), co = std::cos(angle);
+      const double odd_angle = slip == Slip::own_frequency ? pos / std::pow(10000.0, (2.0 * i + 1) / C) : angle;
+      const double s = std::sin(angle), co = std::cos(odd_angle);
       const int first = slip == Slip::halves ? i : 2 * i, second = slip == Slip::halves ? C / 2 + i : 2 * i + 1;
       pe[static_cast<std::size_t>(pos * C + first)] = slip == Slip::swapped ? co : s;
       pe[static_cast<std::size_t>(pos * C + second)] = slip == Slip::swapped ? s : co;
@@ -39,7 +40,8 @@ void expect_table(const Checker& c, int T, int C) {
                 {slipped(T, C, Slip::swapped), c.tr("hint.swapped")},
                 {slipped(T, C, Slip::from_one), c.tr("hint.from_one")},
                 {slipped(T, C, Slip::halves), c.tr("hint.halves")},
-                {slipped(T, C, Slip::multiplied), c.tr("hint.multiplied")}});
+                {slipped(T, C, Slip::multiplied), c.tr("hint.multiplied")},
+                {slipped(T, C, Slip::own_frequency), c.tr("hint.own_frequency")}});
 }
 
 }  // namespace

@@ -24,20 +24,26 @@ void expect_forward(const Checker& c, const std::vector<Scalar>& x, const std::s
   expect_close(c, "y", {n}, engine_softmax(x), y, 1e-12, hint);
 }
 
-// dx = y * (dy - sum(dy * y)), and the two usual wrong ones.
+// dx = y * (dy - sum(dy * y)), and the usual wrong ones.
 void expect_backward(const Checker& c, const std::vector<Scalar>& x, const std::vector<Scalar>& dy) {
   const std::vector<Scalar> y = engine_softmax(x);
   const std::size_t n = y.size();
   Scalar dot = 0, total = 0;
   for (std::size_t j = 0; j < n; ++j) dot += dy[j] * y[j], total += dy[j];
-  std::vector<Scalar> expected(n), diagonal(n), log_softmax(n);
+  std::vector<Scalar> expected(n), diagonal(n), log_softmax(n), plain_sum(n), no_outer_y(n);
   for (std::size_t j = 0; j < n; ++j) {
     expected[j] = y[j] * (dy[j] - dot);
     diagonal[j] = y[j] * dy[j];
     log_softmax[j] = dy[j] - y[j] * total;
+    plain_sum[j] = y[j] * (dy[j] - total);  // the sum without its weights y_i
+    no_outer_y[j] = dy[j] - dot;            // the y_j in front forgotten
   }
   expect_close(c, "dx", {static_cast<int>(n)}, expected, exercise::softmax_row_backward(y, dy), 1e-12,
-               c.tr("hint.backward"), {{diagonal, c.tr("hint.diagonal")}, {log_softmax, c.tr("hint.log_softmax")}});
+               c.tr("hint.backward"),
+               {{diagonal, c.tr("hint.diagonal")},
+                {log_softmax, c.tr("hint.log_softmax")},
+                {plain_sum, c.tr("hint.plain_sum")},
+                {no_outer_y, c.tr("hint.no_outer_y")}});
 }
 
 }  // namespace

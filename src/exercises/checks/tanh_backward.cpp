@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   ag::Rng rng(1702);
   const Tensor x = random_tensor({3, 5}, rng, 2);
   c.run("forward", [&] {
+    c.watch("x", x);
     const Tensor y = exercise::tanh_op(x);
     expect_shape(c, c.shared("check.output"), x.shape(), y.shape());
     std::vector<Scalar> expected;
@@ -34,18 +35,21 @@ int main(int argc, char** argv) {
   c.run("backward", [&] {
     const TensorFn student = [](const std::vector<Tensor>& in) { return exercise::tanh_op(in[0]); };
     const std::vector<Scalar> w = random_tensor(x.shape(), rng).data();
-    std::vector<Scalar> expected, input_rule, no_dy, no_square;
+    std::vector<Scalar> expected, input_rule, no_dy, no_square, at_output;
     for (std::size_t i = 0; i < w.size(); ++i) {
       const Scalar t = std::tanh(x.data()[i]), xi = x.data()[i];
       expected.push_back((1 - t * t) * w[i]);
       input_rule.push_back((1 - xi * xi) * w[i]);
       no_dy.push_back(1 - t * t);
       no_square.push_back((1 - t) * w[i]);
+      at_output.push_back((1 - std::tanh(t) * std::tanh(t)) * w[i]);  // tanh applied again to the saved output
     }
-    expect_close(
-        c, c.shared("check.gradient_of", "x"), x.shape(), expected, gradients(student, {x}, w)[0], 1e-10,
-        c.tr("hint.backward"),
-        {{input_rule, c.tr("hint.input_rule")}, {no_dy, c.tr("hint.no_dy")}, {no_square, c.tr("hint.no_square")}});
+    expect_close(c, c.shared("check.gradient_of", "x"), x.shape(), expected, gradients(student, {x}, w)[0], 1e-10,
+                 c.tr("hint.backward"),
+                 {{input_rule, c.tr("hint.input_rule")},
+                  {no_dy, c.tr("hint.no_dy")},
+                  {no_square, c.tr("hint.no_square")},
+                  {at_output, c.tr("hint.tanh_of_output")}});
   });
   c.run("composed", [&] {
     // tanh(tanh(x)) * tanh(x): the op used three times in one graph, twice on

@@ -1,0 +1,48 @@
+// A wrong solution of `layer-norm`: each column normalised over the rows, as batch norm does
+// expect: forward layer-norm.hint.columns
+#include <cmath>
+
+#include "src/exercises/exercise.h"
+
+namespace exercise {
+
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scalar eps) {
+  const std::size_t C = static_cast<std::size_t>(x.size(-1)), rows = x.numel() / C;
+  Tensor y = Tensor::make_result("layer_norm_op", x.shape(), {&x, &gamma, &beta});
+  std::vector<Scalar> xhat(x.numel()), rstd(rows);
+  for (std::size_t j = 0; j < C; ++j) {  // each feature over the batch's rows
+    Scalar mean = 0, var = 0;
+    for (std::size_t r = 0; r < rows; ++r) mean += x.data()[r * C + j];
+    mean /= static_cast<Scalar>(rows);
+    for (std::size_t r = 0; r < rows; ++r) var += (x.data()[r * C + j] - mean) * (x.data()[r * C + j] - mean);
+    var /= static_cast<Scalar>(rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+      xhat[r * C + j] = (x.data()[r * C + j] - mean) / std::sqrt(var + eps);
+      y.data()[r * C + j] = xhat[r * C + j] * gamma.data()[j] + beta.data()[j];
+    }
+  }
+  for (Scalar& r : rstd) r = 1;  // (the backward is the row-wise one: never reached, the forward fails first)
+  if (y.records())
+    y.set_backward([xn = x.node(), gn = gamma.node(), bn = beta.node(), yn = y.node(), xhat, rstd, C, rows] {
+      const Scalar* dy = yn->grad.data();
+      if (Scalar* dx = ag::grad_into(*xn)) {
+        for (std::size_t r = 0; r < rows; ++r) {
+          Scalar mean_d = 0, mean_dx = 0;
+          for (std::size_t j = 0; j < C; ++j) {
+            const Scalar d = dy[r * C + j] * gn->data[j];
+            mean_d += d / static_cast<Scalar>(C);
+            mean_dx += d * xhat[r * C + j] / static_cast<Scalar>(C);
+          }
+          for (std::size_t j = 0; j < C; ++j)
+            dx[r * C + j] = (dy[r * C + j] * gn->data[j] - mean_d - xhat[r * C + j] * mean_dx) * rstd[r];
+        }
+      }
+      if (Scalar* dgamma = ag::grad_into(*gn, ag::Fill::zeros))
+        for (std::size_t i = 0; i < rows * C; ++i) dgamma[i % C] += dy[i] * xhat[i];
+      if (Scalar* dbeta = ag::grad_into(*bn, ag::Fill::zeros))
+        for (std::size_t i = 0; i < rows * C; ++i) dbeta[i % C] += dy[i];
+    });
+  return y;
+}
+
+}  // namespace exercise
