@@ -30,6 +30,9 @@ std::vector<std::string> check_ids(const Exercise& exercise);
 // The engine's own functions that do what the exercise asks the student to write ("ag::attention"): a file
 // that calls one is told so instead of being checked.
 std::vector<std::string> shortcuts(const Exercise& exercise);
+// A demangled symbol as shortcuts() names it: without ag's precision ("ag::f64::attention(...)" ->
+// "ag::attention(...)").
+std::string without_precision(std::string symbol);
 
 // What `exercise start` writes: the statement (in `lang`), the include, the stub.
 std::string stub_text(const Exercise& exercise, text::Lang lang);

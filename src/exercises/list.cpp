@@ -169,6 +169,13 @@ std::vector<std::string> shortcuts(const Exercise& exercise) {
   return it == kShortcuts.end() ? std::vector<std::string>{} : it->second;
 }
 
+std::string without_precision(std::string symbol) {
+  for (const std::string_view precision : {"::f64::", "::f32::"})
+    for (auto at = symbol.find(precision); at != std::string::npos; at = symbol.find(precision))
+      symbol.replace(at, precision.size(), "::");
+  return symbol;
+}
+
 std::string stub_text(const Exercise& e, text::Lang lang) {
   const std::string name(e.name);
   std::string s = "// seqgrad exercise: " + name + " - " + std::string(text::tr(name + ".title", lang)) + "\n";

@@ -422,10 +422,7 @@ std::vector<std::string> shortcuts_called(const Exercise& e, const std::string& 
   for (std::string line; std::getline(in, line);) {
     const auto u = line.find("U ");
     if (u == std::string::npos) continue;
-    std::string name = line.substr(u + 2);
-    for (const std::string_view precision : {"::f64::", "::f32::"})
-      for (auto at = name.find(precision); at != std::string::npos; at = name.find(precision))
-        name.replace(at, precision.size(), "::");
+    const std::string name = without_precision(line.substr(u + 2));
     for (const std::string& b : banned)
       if (name.rfind(b + "(", 0) == 0 && std::find(found.begin(), found.end(), b) == found.end()) found.push_back(b);
   }
