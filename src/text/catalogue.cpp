@@ -113,12 +113,12 @@ Entry kEntries[] = {
     {"check.value_detail", "{} at {}: expected {}, got {} (largest difference {}, tolerance {:g} relative)",
      "{}의 {} 위치: 기댓값 {}, 실제 값 {}(가장 큰 차이 {}, 상대 허용 오차 {:g})"},
     {"check.changed_input", "your code changed {}: an op must not write into its inputs",
-     "코드가 입력 {}의 값을 바꿨습니다. 연산은 입력에 값을 써서는 안 됩니다"},
+     "코드가 입력 {}의 값을 바꿨습니다. 연산은 입력을 바꾸면 안 됩니다"},
     {"check.changed_input_hint",
      "a Tensor copied with = shares its values with the original (it is a handle): put a scaled or shifted input "
      "into a new tensor, with an engine op (q * s) or make_result, and leave the caller's as it was",
-     "Tensor를 =로 복사하면 원본과 값을 함께 씁니다(핸들이기 때문입니다). 입력을 곱하거나 옮긴 결과는 엔진 "
-     "연산(q * s)이나 make_result로 만든 새 텐서에 담고, 호출한 쪽의 텐서는 그대로 두세요"},
+     "Tensor는 핸들이라 =로 복사해도 원본과 값을 공유합니다. 입력에 값을 곱하거나 더한 결과는 엔진 연산(q * s)이나 "
+     "make_result로 만든 새 텐서에 담고, 호출한 쪽이 준 입력은 그대로 두세요"},
     {"check.output", "the output", "출력"},
     {"check.gradient_of", "the gradient of {}", "{}의 기울기"},
     {"check.weights_after_step", "the weights after step {}", "{}단계 뒤의 가중치"},
