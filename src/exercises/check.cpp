@@ -56,6 +56,12 @@ Checker::Checker(int argc, char** argv, std::string exercise) : exercise_(std::m
       if (std::FILE* f = std::fopen(argv[i + 1], "w")) g_record = f;
   }
   for (int i = 1; i < argc; ++i) g_with_expected = g_with_expected || std::string_view(argv[i]) == "--expected";
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string_view(argv[i]) == "--choice") {
+      const std::string_view given(argv[i + 1]);
+      if (const auto eq = given.find('='); eq != std::string_view::npos)
+        given_.emplace_back(std::string(given.substr(0, eq)), given.substr(eq + 1) == "1");
+    }
   // A safety net under seqgrad's own time limit: a student's endless loop
   // ends here even if nothing is left to stop it.
   const rlimit cpu{60, 61};
@@ -64,6 +70,17 @@ Checker::Checker(int argc, char** argv, std::string exercise) : exercise_(std::m
   // fresh process happens to give: a backward that adds (+=) into one it was
   // to write (=) fails here, as it would in a longer run.
   ag::poison_buffers(true);
+}
+
+bool Checker::reference_run() const { return g_with_expected; }
+
+bool Checker::choice(const std::string& name, bool (*theirs)()) {
+  if (g_with_expected)
+    for (const auto& [n, value] : given_)
+      if (n == name) return value;
+  const bool value = theirs();
+  emit({{"event", "choice"}, {"name", name}, {"value", value}});
+  return value;
 }
 
 std::string Checker::tr(std::string_view id) const {

@@ -5,6 +5,7 @@
 //   {"event":"start","check":ID}  before a check runs (so a crash can be placed)
 //   {"event":"values","what":...,"shape":[...],"expected":[...],"got":[...],"tol":...,"hint":...,"mistakes":[...]}
 //   {"event":"shape","what":...,"expected":[...],"got":[...]}
+//   {"event":"choice","name":NAME,"value":V}  a choice the student's code makes (a pre-LN block, say)
 //   {"event":"pass","check":ID}
 //   {"event":"fail","check":ID,"status":"fail"|"todo"|"error"|"changed","detail":...,"hint":...}
 // It stops at the first check that fails. seqgrad builds the same program
@@ -57,6 +58,12 @@ class Checker {
   void watch(const std::vector<std::string>& names, const std::vector<Tensor>& inputs);  // names[i] for inputs[i]
 
   text::Lang lang() const { return lang_; }
+  // The reference solution's run (--expected): it records what each check expects. A check whose verdict is a
+  // figure of the student's run alone (a training's outcome) need not be run again there.
+  bool reference_run() const;
+  // A choice the exercise leaves to the student (block_pre_ln()): in the student's run, `theirs()`, recorded; in the
+  // reference run, the student's, which seqgrad passes as --choice NAME=0|1, so that both runs expect the same.
+  bool choice(const std::string& name, bool (*theirs)());
   // The exercise's own message "<exercise>.<id>" (its checks' titles, its hints).
   std::string tr(std::string_view id) const;
   // A message all the exercises share ("check.<...>"), its fields filled.
@@ -78,6 +85,7 @@ class Checker {
   text::Lang lang_ = text::Lang::en;
   bool failed_ = false;
   std::vector<Watched> watched_;
+  std::vector<std::pair<std::string, bool>> given_;  // --choice NAME=V (the reference run)
 };
 
 // --- building inputs -------------------------------------------------------------

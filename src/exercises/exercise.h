@@ -85,6 +85,22 @@ struct AdamSettings {
 void adam_step(std::vector<Scalar>& w, const std::vector<Scalar>& grad, std::vector<double>& m, std::vector<double>& v,
                long t, const AdamSettings& settings);
 
+// transformer-block (a capstone: built on your attention, multi-head, layer-norm and ffn files, which it is
+// compiled with): one causal block of `heads` heads, x (B, T, C) -> (B, T, C). The weights are those of
+// seqgrad's block (src/nn/transformer.cpp): the projections x W + b, W (C, C), b (C); the FFN's W1 (C, F), b1 (F),
+// W2 (F, C), b2 (C) with ReLU; two layer norms with eps 1e-5.
+//   post-LN (the paper): x = LN1(x + MHA(x)),  then x = LN2(x + FFN(x))
+//   pre-LN:              x = x + MHA(LN1(x)),  then x = x + FFN(LN2(x))
+// where MHA(x) = merge(attention per head of split(x W_q + b_q), split(x W_k + b_k), split(x W_v + b_v)) W_o + b_o.
+// block_pre_ln() says which one your block is; the checks compare it with seqgrad's block of that kind.
+struct BlockWeights {
+  Tensor W_q, b_q, W_k, b_k, W_v, b_v, W_o, b_o;
+  Tensor ln1_gamma, ln1_beta, ln2_gamma, ln2_beta;
+  Tensor W1, b1, W2, b2;
+};
+bool block_pre_ln();
+Tensor transformer_block(const Tensor& x, const BlockWeights& w, int heads);
+
 // rope: x (..., T, D), D even -> the same shape, each pair of channels
 // (2i, 2i+1) at position t rotated by the angle t * base^(-2i/D); a new op
 // with its own backward.

@@ -20,6 +20,9 @@ struct Exercise {
   std::string_view functions;  // what the student defines, as the messages name it
   std::string_view checks;     // its checks' ids in order, space-separated (checks/<name>.cpp runs them)
   std::string_view stub;       // the C++ of the functions, each body throwing NotImplemented
+  // A capstone's pieces: the exercises whose files (beside its own) it is compiled with, space-separated; each must
+  // pass its own checks first. Empty for a piece.
+  std::string_view pieces = "";
   // Its texts are in the catalogue: "<name>.title", ".statement", ".engine" (where the
   // engine does the same thing, to compare with), ".check.<id>", ".hint.<...>".
 };
@@ -27,6 +30,7 @@ struct Exercise {
 std::span<const Exercise> all();
 const Exercise& find(std::string_view name);  // std::invalid_argument naming the exercises for an unknown name
 std::vector<std::string> check_ids(const Exercise& exercise);
+std::vector<std::string> pieces(const Exercise& exercise);
 // The engine's own functions that do what the exercise asks the student to write ("ag::attention"): a file
 // that calls one is told so instead of being checked.
 std::vector<std::string> shortcuts(const Exercise& exercise);
@@ -53,7 +57,19 @@ struct CheckLine {
   std::string detail, hint;
 };
 
-enum class Outcome { passed, failed, todo, compile_error, link_error, uses_engine, crashed, timed_out, missing };
+// pieces: a capstone whose piece files are missing or do not pass their own checks (output says which).
+enum class Outcome {
+  passed,
+  failed,
+  todo,
+  compile_error,
+  link_error,
+  uses_engine,
+  crashed,
+  timed_out,
+  missing,
+  pieces
+};
 struct CheckReport {
   std::string exercise, file;
   Outcome outcome = Outcome::failed;

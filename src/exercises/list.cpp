@@ -108,6 +108,18 @@ Tensor merge_heads(const Tensor& x) {
   throw NotImplemented();
 }
 )"},
+    {"transformer-block", 5, "block_pre_ln, transformer_block", "shape values gradients train",
+     R"(bool block_pre_ln() {
+  // your choice: return true for a pre-LN block, false for the paper's post-LN
+  throw NotImplemented();
+}
+
+Tensor transformer_block(const Tensor& x, const BlockWeights& w, int heads) {
+  // your code here: with your attention, split_heads, merge_heads, layer_norm and ffn
+  throw NotImplemented();
+}
+)",
+     "attention multi-head layer-norm ffn"},
     {"adam", 6, "adam_step", "first-step moments several-steps other-settings",
      R"(void adam_step(std::vector<Scalar>& w, const std::vector<Scalar>& grad, std::vector<double>& m,
                std::vector<double>& v, long t, const AdamSettings& settings) {
@@ -147,6 +159,13 @@ std::vector<std::string> check_ids(const Exercise& exercise) {
   return ids;
 }
 
+std::vector<std::string> pieces(const Exercise& exercise) {
+  std::vector<std::string> names;
+  std::istringstream in{std::string(exercise.pieces)};
+  for (std::string name; in >> name;) names.push_back(name);
+  return names;
+}
+
 std::vector<std::string> shortcuts(const Exercise& exercise) {
   // The engine's and the library's own versions of what each exercise asks for (ag:: without its precision).
   static const std::map<std::string_view, std::vector<std::string>> kShortcuts{
@@ -163,6 +182,9 @@ std::vector<std::string> shortcuts(const Exercise& exercise) {
       {"rope", {"ag::rotary"}},
       {"layer-norm", {"ag::layer_norm"}},
       {"ffn", {"ag::feed_forward"}},
+      {"transformer-block",
+       {"ag::attention", "ag::layer_norm", "ag::feed_forward", "seqgrad::nn::TransformerBlock::forward",
+        "seqgrad::nn::MultiHeadAttention::forward", "seqgrad::nn::FeedForward::forward"}},
       {"adam", {"seqgrad::nn::Optimizer::step"}},
   };
   const auto it = kShortcuts.find(exercise.name);

@@ -218,6 +218,7 @@ struct RunRecords {
   std::map<std::string, CheckRecords> checks;
   std::string last_started;  // the check a crash or a hang happened in
   bool done = false;
+  std::map<std::string, bool> choices;  // the student's code's choices, for the reference run to follow
 };
 
 // A recorded number: JSON's, or "nan", "-nan", "inf", "-inf".
@@ -261,6 +262,9 @@ RunRecords read_records(const std::string& text) {
     const std::string kind = ev["event"], id = recorded_text(ev, "check");
     if (kind == "done") {
       r.done = true;
+    } else if (kind == "choice" && ev.contains("name") && ev["name"].is_string() && ev.contains("value") &&
+               ev["value"].is_boolean()) {
+      r.choices[ev["name"].get<std::string>()] = ev["value"].get<bool>();
     } else if (kind == "start" && !id.empty()) {
       current = &r.checks[id];
       current->started = true;
@@ -361,19 +365,27 @@ struct Build {
   enum class Step { none, compile, link } failed = Step::none;
   bool timed_out = false;
 };
+// `pieces`: a capstone's piece files, compiled beside it (object.1.o, ...) and linked with it.
 Build build_program(const Toolchain& tc, const Exercise& e, const std::string& source, const std::string& object,
-                    const std::string& program, const std::string& log) {
-  std::vector<std::string> compile{tc.compiler};
-  compile.insert(compile.end(), tc.compile.begin(), tc.compile.end());
-  compile.insert(compile.end(), {"-x", "c++", "-c", source, "-x", "none", "-o", object});
-  ProcessResult p = run_process(compile, log, log, kCompileSeconds, false);
-  if (p.interrupted) throw Interrupted{};
-  if (p.exit_code != 0) return {Build::Step::compile, p.timed_out};
-  std::vector<std::string> link{tc.compiler, object, checks_object(tc, e)};
+                    const std::string& program, const std::string& log, const std::vector<std::string>& pieces = {}) {
+  std::vector<std::string> objects{object};
+  for (std::size_t i = 0; i < pieces.size(); ++i) objects.push_back(object + "." + std::to_string(i + 1) + ".o");
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    std::vector<std::string> compile{tc.compiler};
+    compile.insert(compile.end(), tc.compile.begin(), tc.compile.end());
+    const std::string& from = i == 0 ? source : pieces[i - 1];
+    compile.insert(compile.end(), {"-x", "c++", "-c", from, "-x", "none", "-o", objects[i]});
+    ProcessResult p = run_process(compile, log, log, kCompileSeconds, false);
+    if (p.interrupted) throw Interrupted{};
+    if (p.exit_code != 0) return {Build::Step::compile, p.timed_out};
+  }
+  std::vector<std::string> link{tc.compiler};
+  link.insert(link.end(), objects.begin(), objects.end());
+  link.push_back(checks_object(tc, e));
   link.insert(link.end(), tc.libraries.begin(), tc.libraries.end());
   link.insert(link.end(), tc.link.begin(), tc.link.end());
   link.insert(link.end(), {"-o", program});
-  p = run_process(link, log, log, kCompileSeconds, false);
+  const ProcessResult p = run_process(link, log, log, kCompileSeconds, false);
   if (p.interrupted) throw Interrupted{};
   if (p.exit_code != 0) return {Build::Step::link, p.timed_out};
   return {};
@@ -434,7 +446,10 @@ std::vector<std::string> shortcuts_called(const Exercise& e, const std::string& 
 std::string reference_program(const Toolchain& tc, const Exercise& e, const std::string& work) {
   const std::string name(e.name), solution = tc.solutions + "/" + name + ".cpp";
   const fs::path kept = fs::path(tc.reference_programs) / name;
+  std::vector<std::string> piece_solutions;
+  for (const std::string& p : pieces(e)) piece_solutions.push_back(tc.solutions + "/" + p + ".cpp");
   std::vector<std::string> inputs{solution, checks_object(tc, e)};
+  inputs.insert(inputs.end(), piece_solutions.begin(), piece_solutions.end());
   inputs.insert(inputs.end(), tc.libraries.begin(), tc.libraries.end());
   std::error_code ec;
   const auto made = fs::last_write_time(kept, ec);
@@ -445,7 +460,7 @@ std::string reference_program(const Toolchain& tc, const Exercise& e, const std:
   }
   if (current) return kept.string();
   const std::string program = work + "/reference", log = work + "/reference.log";
-  if (build_program(tc, e, solution, work + "/reference.o", program, log).failed != Build::Step::none)
+  if (build_program(tc, e, solution, work + "/reference.o", program, log, piece_solutions).failed != Build::Step::none)
     throw std::runtime_error("the reference solution " + solution +
                              " does not build: this build of seqgrad is broken\n" + read_capped(log));
   // Put in place whole (another check may be reading the kept one).
@@ -475,11 +490,49 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   if (file.empty() || !fs::is_regular_file(file)) return finish(Outcome::missing);
   const Toolchain tc = load_toolchain();
   ensure_support(tc, options.lang);
+  // A capstone is built on the student's own pieces, beside its file: each must be there and pass its checks.
+  std::vector<std::string> piece_files;
+  if (!e.pieces.empty()) {
+    const fs::path dir = fs::path(file).parent_path().empty() ? fs::path(".") : fs::path(file).parent_path();
+    std::vector<std::string> missing;
+    std::string failing;
+    for (const std::string& p : pieces(e)) {
+      const std::string path = (dir / (p + ".cpp")).string();
+      if (!fs::is_regular_file(path)) {
+        missing.push_back(p);
+        continue;
+      }
+      piece_files.push_back(path);
+      const CheckReport piece = check(find(p), path, options);
+      if (piece.outcome == Outcome::passed) continue;
+      std::string why = outcome_name(piece.outcome);
+      for (const CheckLine& c : piece.checks)
+        if (c.status == Status::fail || c.status == Status::error || c.status == Status::todo) {
+          why = c.title + (c.hint.empty() ? "" : ": " + c.hint);
+          break;
+        }
+      failing += text::trf("exercise.piece_failing", options.lang, text::one_line(path), why, p) + "\n";
+    }
+    if (!missing.empty() || !failing.empty()) {
+      std::string names, starts;
+      for (const std::string& m : missing) {
+        names += (names.empty() ? "" : ", ") + m;
+        starts += "  seqgrad exercise start " + m + "\n";
+      }
+      std::string all;
+      for (const std::string& p : pieces(e)) all += (all.empty() ? "" : ", ") + p;
+      r.output = text::trf("exercise.pieces_needed", options.lang, r.exercise, all) + "\n";
+      if (!missing.empty())
+        r.output += text::trf("exercise.pieces_missing", options.lang, dir.string(), names) + "\n" + starts;
+      r.output += failing;
+      return finish(Outcome::pieces);
+    }
+  }
   const TempDir work;
   const std::string program = work.path + "/check", log = work.path + "/log";
   // Read as C++ whatever its name ends with, and as a path whatever it starts with (not -o or @file).
   const std::string source = file[0] == '-' || file[0] == '@' ? "./" + file : file;
-  const Build built = build_program(tc, e, source, work.path + "/student.o", program, log);
+  const Build built = build_program(tc, e, source, work.path + "/student.o", program, log, piece_files);
   if (built.failed == Build::Step::compile) {
     r.output =
         built.timed_out ? text::trf("exercise.compile_timed_out", options.lang, kCompileSeconds) : read_capped(log);
@@ -510,9 +563,11 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   if (std::any_of(student.checks.begin(), student.checks.end(),
                   [](const auto& c) { return c.second.passed || !c.second.results.empty(); })) {
     const std::string reference_record = work.path + "/reference.record";
-    const ProcessResult q =
-        run_process({reference_program(tc, e, work.path), "--lang", lang, "--record", reference_record, "--expected"},
-                    log, log, std::max(options.timeout_seconds, 30.0), true);
+    std::vector<std::string> command{
+        reference_program(tc, e, work.path), "--lang", lang, "--record", reference_record, "--expected"};
+    for (const auto& [name, value] : student.choices)
+      command.insert(command.end(), {"--choice", name + "=" + (value ? "1" : "0")});
+    const ProcessResult q = run_process(command, log, log, std::max(options.timeout_seconds, 30.0), true);
     if (q.interrupted) throw Interrupted{};
     reference = read_records(read_capped(reference_record, kOutputLimit));
     for (const CheckLine& c : r.checks) {
@@ -583,6 +638,8 @@ std::string outcome_name(Outcome o) {
       return "timed-out";
     case Outcome::missing:
       return "missing";
+    case Outcome::pieces:
+      return "pieces-not-ready";
   }
   return "failed";
 }
@@ -639,6 +696,8 @@ std::string report_text(const CheckReport& r, const Exercise& e, text::Lang lang
       return trf("exercise.link_error", lang, file, e.functions, r.exercise) + "\n" + r.output;
     case Outcome::uses_engine:
       return r.output + "\n";
+    case Outcome::pieces:
+      return r.output;
     default:
       break;
   }
@@ -689,6 +748,9 @@ std::string progress_text(const std::vector<CheckReport>& reports, text::Lang la
         break;
       case Outcome::uses_engine:
         status = tr("exercise.status_uses_engine", lang);
+        break;
+      case Outcome::pieces:
+        status = tr("exercise.status_pieces", lang);
         break;
       case Outcome::failed: {
         std::string first;

@@ -66,6 +66,13 @@ Entry kEntries[] = {
      "statement says (the checks would only check the engine)",
      "{} 파일이 엔진의 {} 함수를 호출합니다. 이 함수는 {} 연습 문제에서 직접 작성해야 하는 것을 엔진이 미리 구현해 "
      "둔 것입니다. 과제 설명대로 직접 작성하세요(그대로 두면 확인 코드는 엔진을 확인할 뿐입니다)"},
+    {"exercise.pieces_needed", "{} is built on your own {}: each must be there and pass its checks first",
+     "{} 문제는 여러분이 작성한 {} 위에 세워집니다. 각 파일이 있어야 하고, 먼저 자기 확인을 통과해야 합니다"},
+    {"exercise.pieces_missing", "not started yet in {}: {}; start them with",
+     "{} 폴더에 아직 시작하지 않은 문제: {}. 시작하려면 다음을 실행하세요:"},
+    {"exercise.piece_failing", "{} does not pass its own checks yet ({}): run seqgrad exercise check {}",
+     "{} 파일이 아직 자기 확인을 통과하지 못합니다({}). seqgrad exercise check {} 명령으로 확인해 보세요"},
+    {"exercise.status_pieces", "waiting for its pieces", "앞 문제를 기다리는 중"},
     {"exercise.building_support",
      "building what the exercises are linked with (the engine in float64 and the checks; once, about a minute)...",
      "연습 문제와 함께 링크할 float64 엔진과 확인 코드를 빌드하는 중입니다(처음 한 번만, 1분쯤 걸립니다)..."},
@@ -119,6 +126,10 @@ Entry kEntries[] = {
      "into a new tensor, with an engine op (q * s) or make_result, and leave the caller's as it was",
      "Tensor는 핸들이라 =로 복사해도 원본과 값을 공유합니다. 입력에 값을 곱하거나 더한 결과는 엔진 연산(q * s)이나 "
      "make_result로 만든 새 텐서에 담고, 호출한 쪽이 준 입력은 그대로 두세요"},
+    {"check.recall_detail",
+     "the model recalls the key on {:.1f}% of 256 held-out sequences (chance 12.5%): it must "
+     "reach 90%",
+     "모델이 처음 보는 시퀀스 256개 가운데 {:.1f}%에서 키를 기억해 냈습니다(우연 수준 12.5%). 90%에 이르러야 합니다"},
     {"check.output", "the output", "출력"},
     {"check.gradient_of", "the gradient of {}", "{}의 기울기"},
     {"check.weights_after_step", "the weights after step {}", "{}단계 뒤의 가중치"},

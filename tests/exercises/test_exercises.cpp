@@ -29,8 +29,9 @@ const std::string kDir = std::string(SEQGRAD_SOURCE_DIR) + "/tests/exercises";
 const std::string kSolutions = std::string(SEQGRAD_SOURCE_DIR) + "/src/exercises/solutions";
 
 std::vector<std::string> exercise_names() {
-  return {"tanh-backward", "rnn-step",   "bptt-by-hand", "clip-grad", "lstm-step",  "gru-step", "softmax-backward",
-          "attention",     "multi-head", "sinusoidal",   "rope",      "layer-norm", "ffn",      "adam"};
+  return {"tanh-backward", "rnn-step",         "bptt-by-hand", "clip-grad",         "lstm-step",
+          "gru-step",      "softmax-backward", "attention",    "multi-head",        "sinusoidal",
+          "rope",          "layer-norm",       "ffn",          "transformer-block", "adam"};
 }
 
 nlohmann::json check_json(const std::string& name, const std::string& file, const std::string& extra = "") {
@@ -54,6 +55,18 @@ std::string temp_dir() {
   std::string tmpl = (fs::temp_directory_path() / "seqgrad-exercise-test-XXXXXX").string();
   REQUIRE(mkdtemp(tmpl.data()) != nullptr);
   return tmpl;
+}
+
+// A capstone's file, as NAME.cpp in a folder of its own beside the reference solutions of its pieces (whose files it
+// is compiled with); a piece exercise's file as it is. Returns the path to check; `dirs` collects what to remove.
+std::string with_pieces(const std::string& name, const std::string& file, std::vector<std::string>& dirs) {
+  const auto pieces = seqgrad::exercises::pieces(seqgrad::exercises::find(name));
+  if (pieces.empty()) return file;
+  const std::string dir = temp_dir();
+  dirs.push_back(dir);
+  for (const std::string& p : pieces) fs::copy_file(kSolutions + "/" + p + ".cpp", dir + "/" + p + ".cpp");
+  fs::copy_file(file, dir + "/" + name + ".cpp");
+  return dir + "/" + name + ".cpp";
 }
 
 }  // namespace
@@ -89,7 +102,9 @@ TEST_CASE("every untouched stub fails with 'not implemented yet'") {
     const test::CommandResult start = test::run_seqgrad("exercise start " + name + " --dir " + dir + " --lang en");
     REQUIRE(start.exit_code == 0);
     CHECK(start.out.find("wrote " + dir + "/" + name + ".cpp") != std::string::npos);
-    const nlohmann::json j = check_json(name, dir + "/" + name + ".cpp");
+    std::vector<std::string> dirs;
+    const nlohmann::json j = check_json(name, with_pieces(name, dir + "/" + name + ".cpp", dirs));
+    for (const std::string& d : dirs) fs::remove_all(d);
     CHECK(j["outcome"] == "not-implemented");
     const nlohmann::json* f = first_failure(j);
     REQUIRE(f != nullptr);
@@ -126,7 +141,9 @@ TEST_CASE("every wrong solution fails, at the check and with the hint its first 
     std::string check, hint;
     words >> check >> hint;
     INFO(stem);
-    const nlohmann::json j = check_json(name, file);
+    std::vector<std::string> dirs;
+    const nlohmann::json j = check_json(name, with_pieces(name, file, dirs));
+    for (const std::string& d : dirs) fs::remove_all(d);
     CHECK(j["outcome"] == "failed");
     const nlohmann::json* f = first_failure(j);
     REQUIRE(f != nullptr);
@@ -172,6 +189,34 @@ TEST_CASE("every shortcut names a function the exercises' libraries define, so t
       ++names;
     }
   CHECK(names >= 14);
+}
+
+TEST_CASE("a capstone follows the student's choice, and waits for its pieces, naming them") {
+  // A pre-LN block passes as the reference (post-LN) does: the checks compare with seqgrad's block of the kind
+  // block_pre_ln() names, in both runs.
+  std::vector<std::string> dirs;
+  nlohmann::json j = check_json("transformer-block",
+                                with_pieces("transformer-block", kDir + "/right/transformer-block.pre-ln.cpp", dirs));
+  CHECK(j["outcome"] == "passed");
+  // Built on an attention whose scale is missing, or whose mask lets the future in, and without an ffn.cpp: no check
+  // runs, and the output names each piece, what fails in it, and how to start the missing one.
+  const std::string dir = dirs.front();
+  fs::remove(dir + "/ffn.cpp");
+  for (const auto& [wrong, hint] : {std::pair{"attention.no-scale.cpp", "attention.hint.no_scale"},
+                                    std::pair{"attention.no-mask.cpp", "attention.hint.no_mask"}}) {
+    INFO(wrong);
+    fs::copy_file(kDir + "/wrong/" + wrong, dir + "/attention.cpp", fs::copy_options::overwrite_existing);
+    j = check_json("transformer-block", dir + "/transformer-block.cpp");
+    CHECK(j["outcome"] == "pieces-not-ready");
+    CHECK(j["passed"] == 0);
+    const std::string out = j["output"];
+    CHECK(out.find("not started yet in " + dir + ": ffn") != std::string::npos);
+    CHECK(out.find("seqgrad exercise start ffn") != std::string::npos);
+    CHECK(out.find(dir + "/attention.cpp does not pass its own checks yet") != std::string::npos);
+    CHECK(out.find(seqgrad::text::tr(hint, seqgrad::text::Lang::en)) != std::string::npos);
+    CHECK(out.find("multi-head.cpp") == std::string::npos);  // the pieces that pass are not named
+  }
+  for (const std::string& d : dirs) fs::remove_all(d);
 }
 
 TEST_CASE("a file that does not compile gets the compiler's message, with its file and line") {

@@ -1,0 +1,216 @@
+// Checks of `transformer-block`: the student's block, built on their own
+// attention, multi-head, layer-norm and ffn files, against seqgrad's
+// nn::TransformerBlock of the kind block_pre_ln() names (values, and the
+// gradient of the input and of every weight), then a small model made of two
+// of their blocks, trained on recall, must learn it.
+#include <cmath>
+#include <memory>
+
+#include "autograd/ops.h"
+#include "src/exercises/check.h"
+#include "src/exercises/exercise.h"
+#include "src/nn/layers.h"
+#include "src/nn/optim.h"
+#include "src/nn/transformer.h"
+#include "src/tasks/task.h"
+
+using namespace seqgrad::exercises;
+namespace nn = seqgrad::nn;
+namespace tasks = seqgrad::tasks;
+
+namespace {
+
+// The engine block's parameters in BlockWeights' order, and how the messages call them.
+constexpr const char* kParameters[] = {"attn.w_q.weight", "attn.w_q.bias", "attn.w_k.weight", "attn.w_k.bias",
+                                       "attn.w_v.weight", "attn.w_v.bias", "attn.w_o.weight", "attn.w_o.bias",
+                                       "ln1.gamma",       "ln1.beta",      "ln2.gamma",       "ln2.beta",
+                                       "ffn.up.weight",   "ffn.up.bias",   "ffn.down.weight", "ffn.down.bias"};
+const std::vector<std::string> kFields{"W_q",       "b_q",      "W_k",       "b_k",      "W_v", "b_v", "W_o", "b_o",
+                                       "ln1_gamma", "ln1_beta", "ln2_gamma", "ln2_beta", "W1",  "b1",  "W2",  "b2"};
+
+exercise::BlockWeights as_block_weights(const std::vector<Tensor>& w) {
+  return {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15]};
+}
+
+nn::ModelConfig block_config(int C, int heads, bool pre_ln) {
+  nn::ModelConfig c;
+  c.d_model = C;
+  c.heads = heads;
+  c.ffn_mult = 2;
+  c.pre_ln = pre_ln;
+  c.layers = 1;
+  return c;
+}
+
+// seqgrad's block, and its weights in BlockWeights' order (the same tensors: training one trains the other).
+struct EngineBlock {
+  std::unique_ptr<nn::TransformerBlock> block;
+  std::vector<Tensor> weights;
+};
+EngineBlock engine_block(int C, int heads, bool pre_ln, ag::Rng& rng, bool randomise) {
+  EngineBlock e{std::make_unique<nn::TransformerBlock>(block_config(C, heads, pre_ln), rng), {}};
+  const auto named = e.block->named_parameters();
+  for (const char* name : kParameters)
+    for (const auto& [n, t] : named)
+      if (n == name) e.weights.push_back(t);
+  // Every weight at random, biases, gammas and betas too, so that none can be left out unseen.
+  if (randomise)
+    for (Tensor& t : e.weights) {
+      const bool gain = t.numel() == static_cast<std::size_t>(C) && &t - e.weights.data() >= 8 &&
+                        (&t - e.weights.data()) % 2 == 0;  // ln1_gamma, ln2_gamma: around 1
+      for (Scalar& v : t.data()) v = static_cast<Scalar>(rng.uniform(-0.5, 0.5)) + (gain ? 1 : 0);
+    }
+  return e;
+}
+
+// The block from engine ops, with one of the usual slips (for the hints) or none (for the gradients).
+struct Slip {
+  bool pre_ln = false;
+  int heads = 1;
+  bool causal = true, scale = true, attention_residual = true, ffn_residual = true, output_projection = true;
+};
+Tensor by_ops(const Tensor& x, const std::vector<Tensor>& w, const Slip& s) {
+  const int D = x.size(2) / s.heads;
+  auto attention = [&](const Tensor& h) {
+    const Tensor a = ag::attention(ag::linear(h, w[0], w[1]), ag::linear(h, w[2], w[3]), ag::linear(h, w[4], w[5]),
+                                   s.heads, s.causal, s.scale ? 1 / std::sqrt(Scalar(D)) : Scalar(1));
+    return s.output_projection ? ag::linear(a, w[6], w[7]) : a;
+  };
+  auto ffn = [&](const Tensor& h) { return ag::linear(ag::relu(ag::linear(h, w[12], w[13])), w[14], w[15]); };
+  auto sum = [](bool residual, const Tensor& h, const Tensor& f) { return residual ? h + f : f; };
+  Tensor h = x;
+  if (s.pre_ln) {
+    h = sum(s.attention_residual, h, attention(ag::layer_norm(h, w[8], w[9])));
+    return sum(s.ffn_residual, h, ffn(ag::layer_norm(h, w[10], w[11])));
+  }
+  h = ag::layer_norm(sum(s.attention_residual, h, attention(h)), w[8], w[9]);
+  return ag::layer_norm(sum(s.ffn_residual, h, ffn(h)), w[10], w[11]);
+}
+
+// The block the checks compare: the student's, or, in the reference run (whose expectations are seqgrad's block,
+// of the kind the student chose), the same from engine ops, so that the reference solution's own kind does not matter.
+Tensor checked_block(const Checker& c, const Tensor& x, const std::vector<Tensor>& w, int heads, bool pre_ln) {
+  if (c.reference_run()) return by_ops(x, w, Slip{pre_ln, heads});
+  return exercise::transformer_block(x, as_block_weights(w), heads);
+}
+
+bool pre_ln_chosen(Checker& c) { return c.choice("pre-ln", exercise::block_pre_ln); }
+
+std::vector<Mistake> mistakes(const Checker& c, const Tensor& x, const std::vector<Tensor>& w, bool pre_ln, int heads) {
+  ag::NoGrad no_grad;
+  const Slip right{pre_ln, heads};
+  auto with = [&](auto change) {
+    Slip s = right;
+    change(s);
+    return by_ops(x, w, s).data();
+  };
+  return {{with([](Slip& s) { s.pre_ln = !s.pre_ln; }), c.tr("hint.other_kind")},
+          {with([](Slip& s) { s.causal = false; }), c.tr("hint.not_causal")},
+          {with([](Slip& s) { s.scale = false; }), c.tr("hint.no_scale")},
+          {with([](Slip& s) { s.heads = 1; }), c.tr("hint.one_head")},
+          {with([](Slip& s) { s.attention_residual = false; }), c.tr("hint.no_attention_residual")},
+          {with([](Slip& s) { s.ffn_residual = false; }), c.tr("hint.no_ffn_residual")},
+          {with([](Slip& s) { s.output_projection = false; }), c.tr("hint.no_output_projection")}};
+}
+
+void expect_values(Checker& c, int B, int T, int C, int heads, ag::Rng& rng) {
+  const bool pre_ln = pre_ln_chosen(c);
+  const EngineBlock e = engine_block(C, heads, pre_ln, rng, true);
+  const Tensor x = random_tensor({B, T, C}, rng);
+  c.watch("x", x);
+  const Tensor got = checked_block(c, x, e.weights, heads, pre_ln);
+  expect_shape(c, c.shared("check.output"), {B, T, C}, got.shape());
+  ag::NoGrad no_grad;
+  const Tensor expected = e.block->forward(x, nullptr, {});
+  expect_close(c, c.shared("check.output"), {B, T, C}, expected.data(), got.data(), 1e-9,
+               c.tr(pre_ln ? "hint.pre_ln" : "hint.post_ln"), mistakes(c, x, e.weights, pre_ln, heads));
+}
+
+// Recall over 12 tokens: the key at the start, the query at the end. Two of the student's blocks of width 16 and two
+// heads, between an embedding (times sqrt(16), plus the sinusoidal table) and a linear head; Adam as `train` runs it.
+// Returns the share of held-out sequences whose key it recalls.
+double trained_recall(bool pre_ln, ag::Rng& rng) {
+  constexpr int C = 16, heads = 2, steps = 300, batch = 32;
+  const auto task = tasks::make_task({"recall", 12, "", ""});
+  const int V = task->info().vocab;
+  nn::Embedding embed(V, C, rng, nn::Init::xavier);
+  std::vector<EngineBlock> blocks;
+  for (int l = 0; l < 2; ++l) blocks.push_back(engine_block(C, heads, pre_ln, rng, false));
+  nn::LayerNorm final_ln(C);
+  nn::Linear head(C, V, rng, nn::Init::xavier);
+  std::vector<std::pair<std::string, Tensor>> params{
+      {"embed", embed.weight}, {"head.w", head.weight}, {"head.b", head.bias}};
+  if (pre_ln) params.insert(params.end(), {{"final.g", final_ln.gamma}, {"final.b", final_ln.beta}});
+  for (std::size_t l = 0; l < blocks.size(); ++l)
+    for (std::size_t i = 0; i < kFields.size(); ++i)
+      params.emplace_back(std::to_string(l) + "." + kFields[i], blocks[l].weights[i]);
+  nn::OptimizerConfig adam;
+  adam.lr = 3e-3;
+  nn::Optimizer optimiser(params, adam);
+  auto logits = [&](const tasks::Batch& b) {
+    Tensor h = embed.forward(b.tokens, {b.B, b.T}) * std::sqrt(Scalar(C)) + nn::sinusoidal_encoding(b.T, C);
+    for (const EngineBlock& block : blocks) h = exercise::transformer_block(h, as_block_weights(block.weights), heads);
+    if (pre_ln) h = final_ln.forward(h);
+    return head.forward(h);
+  };
+  for (int step = 0; step < steps; ++step) {
+    const tasks::Batch b = task->sample(batch, rng);
+    for (auto& [name, t] : params) t.zero_grad();
+    ag::cross_entropy(ag::reshape(logits(b), {b.B * b.T, V}), b.targets, tasks::kIgnore).backward();
+    optimiser.step(adam.lr);
+  }
+  ag::NoGrad no_grad;
+  ag::Rng held_out(99);
+  const tasks::Batch b = task->sample(256, held_out);
+  const Tensor out = logits(b);
+  int right = 0;
+  for (int s = 0; s < b.B; ++s) {
+    const std::size_t row = static_cast<std::size_t>((s * b.T + b.T - 1) * V);
+    int best = 0;
+    for (int v = 1; v < V; ++v)
+      if (out.data()[row + static_cast<std::size_t>(v)] > out.data()[row + static_cast<std::size_t>(best)]) best = v;
+    right += best == b.targets[static_cast<std::size_t>(s * b.T + b.T - 1)];
+  }
+  return double(right) / b.B;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Checker c(argc, argv, "transformer-block");
+  ag::Rng rng(1741);
+  c.run("shape", [&] {
+    const bool pre_ln = pre_ln_chosen(c);
+    const EngineBlock e = engine_block(8, 2, pre_ln, rng, true);
+    const Tensor x = random_tensor({2, 5, 8}, rng);
+    expect_shape(c, c.shared("check.output"), {2, 5, 8}, checked_block(c, x, e.weights, 2, pre_ln).shape());
+  });
+  c.run("values", [&] {
+    expect_values(c, 2, 6, 8, 2, rng);
+    expect_values(c, 1, 1, 8, 4, rng);   // one position: it sees itself alone
+    expect_values(c, 2, 9, 12, 3, rng);  // T above C, three heads
+  });
+  c.run("gradients", [&] {
+    const bool pre_ln = pre_ln_chosen(c);
+    const EngineBlock e = engine_block(8, 2, pre_ln, rng, true);
+    std::vector<Tensor> in{random_tensor({2, 5, 8}, rng)};
+    in.insert(in.end(), e.weights.begin(), e.weights.end());
+    const TensorFn student = [&c, pre_ln](const std::vector<Tensor>& x) {
+      return checked_block(c, x[0], {x.begin() + 1, x.end()}, 2, pre_ln);
+    };
+    const TensorFn engine = [pre_ln](const std::vector<Tensor>& x) {
+      return by_ops(x[0], {x.begin() + 1, x.end()}, Slip{pre_ln, 2});
+    };
+    std::vector<std::string> names{"x"};
+    names.insert(names.end(), kFields.begin(), kFields.end());
+    const std::vector<Scalar> w = output_weights(engine, in, rng);
+    expect_same_gradients(c, names, in, gradients(engine, in, w), gradients(student, in, w), 1e-8,
+                          c.tr("hint.gradients"));
+  });
+  c.run("train", [&] {
+    if (c.reference_run()) return;  // nothing to compare: the figure is the student's run's own
+    const double recalled = trained_recall(pre_ln_chosen(c), rng);
+    if (recalled < 0.9) throw CheckFailure{c.shared("check.recall_detail", recalled * 100), c.tr("hint.train")};
+  });
+  return c.finish();
+}
