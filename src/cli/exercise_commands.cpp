@@ -19,6 +19,9 @@ std::string default_file(const std::string& dir, std::string_view name) {
   return dir + "/" + std::string(name) + ".cpp";
 }
 
+// A long check's lines as they come, on stderr (stdout keeps the report, or the JSON).
+void show_progress(const std::string& line) { fmt::print(stderr, "  {}\n", line); }
+
 int run_list(Lang lang) {
   fmt::print("{}\n\n", text::tr("exercise.list_header", lang));
   for (const ex::Exercise& e : ex::all()) {
@@ -51,7 +54,7 @@ int run_start(const std::string& name, const std::string& dir, bool force, Lang 
 int run_check(const std::string& name, const std::string& file, const std::string& dir, bool json, double timeout,
               Lang lang) {
   const ex::Exercise& e = ex::find(name);
-  const ex::CheckReport r = ex::check(e, file.empty() ? default_file(dir, name) : file, {lang, timeout});
+  const ex::CheckReport r = ex::check(e, file.empty() ? default_file(dir, name) : file, {lang, timeout, show_progress});
   if (json)
     std::cout << ex::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else
@@ -67,7 +70,8 @@ int run_check_all(const std::string& dir, bool json, double timeout, Lang lang) 
                                 "exercise start NAME --dir " +
                                 dir + ")");
   std::vector<ex::CheckReport> reports;
-  for (const ex::Exercise& e : ex::all()) reports.push_back(ex::check(e, default_file(dir, e.name), {lang, timeout}));
+  for (const ex::Exercise& e : ex::all())
+    reports.push_back(ex::check(e, default_file(dir, e.name), {lang, timeout, show_progress}));
   bool all = true;
   for (const ex::CheckReport& r : reports) all = all && r.outcome == ex::Outcome::passed;
   if (json) {

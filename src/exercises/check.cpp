@@ -49,13 +49,16 @@ static_assert(std::is_same_v<Scalar, double>, "the exercises' engine is float64"
 
 }  // namespace
 
-Checker::Checker(int argc, char** argv, std::string exercise) : exercise_(std::move(exercise)) {
+Checker::Checker(int argc, char** argv, std::string exercise, int cpu_seconds) : exercise_(std::move(exercise)) {
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string_view(argv[i]) == "--lang") lang_ = text::parse_lang(argv[i + 1]).value_or(text::Lang::en);
     if (std::string_view(argv[i]) == "--record")
       if (std::FILE* f = std::fopen(argv[i + 1], "w")) g_record = f;
   }
-  for (int i = 1; i < argc; ++i) g_with_expected = g_with_expected || std::string_view(argv[i]) == "--expected";
+  for (int i = 1; i < argc; ++i) {
+    g_with_expected = g_with_expected || std::string_view(argv[i]) == "--expected";
+    quick_ = quick_ || std::string_view(argv[i]) == "--quick";
+  }
   for (int i = 1; i + 1 < argc; ++i)
     if (std::string_view(argv[i]) == "--choice") {
       const std::string_view given(argv[i + 1]);
@@ -64,7 +67,7 @@ Checker::Checker(int argc, char** argv, std::string exercise) : exercise_(std::m
     }
   // A safety net under seqgrad's own time limit: a student's endless loop
   // ends here even if nothing is left to stop it.
-  const rlimit cpu{60, 61};
+  const rlimit cpu{static_cast<rlim_t>(cpu_seconds), static_cast<rlim_t>(cpu_seconds) + 1};
   setrlimit(RLIMIT_CPU, &cpu);
   // Every gradient buffer grad_into hands out unfilled is NaN, not the zeros a
   // fresh process happens to give: a backward that adds (+=) into one it was
@@ -90,6 +93,7 @@ std::string Checker::tr(std::string_view id) const {
 void Checker::run(std::string_view id, const std::function<void()>& body) {
   if (failed_) return;
   const std::string check(id);
+  running_ = check;
   emit({{"event", "start"}, {"check", check}, {"title", tr("check." + check)}});
   struct Failure {
     std::string status, detail, hint;
@@ -118,6 +122,8 @@ void Checker::run(std::string_view id, const std::function<void()>& body) {
         {"detail", failure->detail},
         {"hint", failure->hint}});
 }
+
+void Checker::note(const std::string& line) const { emit({{"event", "note"}, {"check", running_}, {"text", line}}); }
 
 void Checker::watch(std::string name, const Tensor& input) {
   watched_.push_back({std::move(name), input, input.data()});

@@ -6,6 +6,7 @@
 //   {"event":"values","what":...,"shape":[...],"expected":[...],"got":[...],"tol":...,"hint":...,"mistakes":[...]}
 //   {"event":"shape","what":...,"expected":[...],"got":[...]}
 //   {"event":"choice","name":NAME,"value":V}  a choice the student's code makes (a pre-LN block, say)
+//   {"event":"note","check":ID,"text":...}    a line of the running check's figures, shown as it comes
 //   {"event":"pass","check":ID}
 //   {"event":"fail","check":ID,"status":"fail"|"todo"|"error"|"changed","detail":...,"hint":...}
 // It stops at the first check that fails. seqgrad builds the same program
@@ -43,7 +44,8 @@ struct CheckFailure {
 class Checker {
  public:
   // Reads --lang (en, ko) from the command line; `exercise` names the catalogue's entries ("attention").
-  Checker(int argc, char** argv, std::string exercise);
+  // cpu_seconds: the safety net under seqgrad's own time limit (a capstone that trains needs more).
+  Checker(int argc, char** argv, std::string exercise, int cpu_seconds = 60);
 
   // Runs check `id` (its title is the catalogue's "<exercise>.check.<id>")
   // unless one before it failed. The body throws CheckFailure when it finds a
@@ -61,9 +63,13 @@ class Checker {
   // The reference solution's run (--expected): it records what each check expects. A check whose verdict is a
   // figure of the student's run alone (a training's outcome) need not be run again there.
   bool reference_run() const;
+  // Checked as a capstone's piece (--quick): a training's check is left out, the capstone runs its own.
+  bool quick() const { return quick_; }
   // A choice the exercise leaves to the student (block_pre_ln()): in the student's run, `theirs()`, recorded; in the
   // reference run, the student's, which seqgrad passes as --choice NAME=0|1, so that both runs expect the same.
   bool choice(const std::string& name, bool (*theirs)());
+  // A line of figures of the running check (a capstone's table), shown to the student under it, and as it comes.
+  void note(const std::string& line) const;
   // The exercise's own message "<exercise>.<id>" (its checks' titles, its hints).
   std::string tr(std::string_view id) const;
   // A message all the exercises share ("check.<...>"), its fields filled.
@@ -84,9 +90,21 @@ class Checker {
   std::string exercise_;
   text::Lang lang_ = text::Lang::en;
   bool failed_ = false;
+  bool quick_ = false;
+  std::string running_;  // the check being run
   std::vector<Watched> watched_;
   std::vector<std::pair<std::string, bool>> given_;  // --choice NAME=V (the reference run)
 };
+
+// Built with AddressSanitizer (seqgrad's own sanitizer build, for its tests): the trainings are left out there,
+// at ten times their cost; a student's seqgrad is not built so.
+constexpr bool under_sanitizers() {
+#if defined(__SANITIZE_ADDRESS__)
+  return true;
+#else
+  return false;
+#endif
+}
 
 // --- building inputs -------------------------------------------------------------
 // Values drawn uniformly from [-scale, scale), a leaf that requires a gradient.

@@ -101,6 +101,17 @@ struct BlockWeights {
 bool block_pre_ln();
 Tensor transformer_block(const Tensor& x, const BlockWeights& w, int heads);
 
+// rnn-vs-transformer (a capstone on rnn-step, sinusoidal and transformer-block, and through the block on attention,
+// multi-head, layer-norm and ffn): the chapter's two models, from your own pieces. x (B, T, C) is the input already
+// embedded (seqgrad's embedding); each returns the states its linear head reads, at every position.
+//   rnn_states:          your rnn_forward from h0 = zeros (B, H)                             -> (B, T, H)
+//   transformer_states:  x + your sinusoidal(T, C), then your transformer_block, block by block -> (B, T, C)
+struct RnnWeights {
+  Tensor W_x, W_h, b;  // (C, H), (H, H), (H)
+};
+Tensor rnn_states(const Tensor& x, const RnnWeights& w);
+Tensor transformer_states(const Tensor& x, const std::vector<BlockWeights>& blocks, int heads);
+
 // rope: x (..., T, D), D even -> the same shape, each pair of channels
 // (2i, 2i+1) at position t rotated by the angle t * base^(-2i/D); a new op
 // with its own backward.

@@ -4,6 +4,7 @@
 // in a child process that may crash or hang without taking seqgrad along.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -23,6 +24,7 @@ struct Exercise {
   // A capstone's pieces: the exercises whose files (beside its own) it is compiled with, space-separated; each must
   // pass its own checks first. Empty for a piece.
   std::string_view pieces = "";
+  double seconds = 0;  // what its checks need to run here when more than --timeout (a capstone that trains)
   // Its texts are in the catalogue: "<name>.title", ".statement", ".engine" (where the
   // engine does the same thing, to compare with), ".check.<id>", ".hint.<...>".
 };
@@ -55,6 +57,7 @@ struct CheckLine {
   std::string id, title;
   Status status = Status::skipped;
   std::string detail, hint;
+  std::vector<std::string> notes;  // what the check reports of the student's run (a capstone's table)
 };
 
 // pieces: a capstone whose piece files are missing or do not pass their own checks (output says which).
@@ -91,6 +94,9 @@ constexpr double kCompileSeconds = 60;
 struct CheckOptions {
   text::Lang lang = text::Lang::en;
   double timeout_seconds = 10;  // for running the checks, not for compiling
+  // Told each line a long check reports while it runs (a capstone's training), and beforehand how long it takes.
+  std::function<void(const std::string&)> progress;
+  bool quick = false;  // checked as a capstone's piece: its own trainings left out (they are the capstone's to run)
 };
 CheckReport check(const Exercise& exercise, const std::string& file, const CheckOptions& options);
 

@@ -127,6 +127,18 @@ Tensor transformer_block(const Tensor& x, const BlockWeights& w, int heads) {
   throw NotImplemented();
 }
 )"},
+    {"rnn-vs-transformer", 6, "rnn_states, transformer_states", "rnn transformer gradients recall",
+     R"(Tensor rnn_states(const Tensor& x, const RnnWeights& w) {
+  // your code here: with your rnn_forward
+  throw NotImplemented();
+}
+
+Tensor transformer_states(const Tensor& x, const std::vector<BlockWeights>& blocks, int heads) {
+  // your code here: with your sinusoidal and transformer_block
+  throw NotImplemented();
+}
+)",
+     "rnn-step sinusoidal attention multi-head layer-norm ffn transformer-block", 120},
 };
 
 std::string names() {
@@ -182,6 +194,8 @@ std::vector<std::string> shortcuts(const Exercise& exercise) {
       {"rope", {"ag::rotary"}},
       {"layer-norm", {"ag::layer_norm"}},
       {"ffn", {"ag::feed_forward"}},
+      {"rnn-vs-transformer",
+       {"ag::rnn_tanh", "seqgrad::nn::sinusoidal_encoding", "ag::attention", "seqgrad::nn::TransformerBlock::forward"}},
       {"transformer-block",
        {"ag::attention", "ag::layer_norm", "ag::feed_forward", "seqgrad::nn::TransformerBlock::forward",
         "seqgrad::nn::MultiHeadAttention::forward", "seqgrad::nn::FeedForward::forward"}},

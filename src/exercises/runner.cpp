@@ -68,8 +68,10 @@ extern "C" void on_interrupt(int) { g_interrupted = 1; }
 // and error going to files and the limits above, and kills the whole group
 // (whatever it forked) when it runs longer than timeout_seconds, when it ends,
 // and when seqgrad is interrupted.
+// `tick`, when given, is called about ten times a second while the child runs.
 ProcessResult run_process(const std::vector<std::string>& args, const std::string& out_path,
-                          const std::string& err_path, double timeout_seconds, bool sandboxed) {
+                          const std::string& err_path, double timeout_seconds, bool sandboxed,
+                          const std::function<void()>& tick = {}) {
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -124,7 +126,12 @@ ProcessResult run_process(const std::vector<std::string>& args, const std::strin
   ProcessResult r;
   const auto start = Clock::now();
   int status = 0;
+  auto ticked = start;
   for (;;) {
+    if (tick && Clock::now() - ticked > std::chrono::milliseconds(100)) {
+      tick();
+      ticked = Clock::now();
+    }
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;
     if (done < 0 && errno != EINTR) throw std::runtime_error("waiting for " + args[0] + ": " + std::strerror(errno));
@@ -213,6 +220,7 @@ struct CheckRecords {
   bool started = false, passed = false, failed = false;
   std::string title, status, detail, hint;  // status, detail, hint: of its "fail" event
   std::vector<nlohmann::json> results;      // its "values" and "shape" events
+  std::vector<std::string> notes;           // its "note" events' texts
 };
 struct RunRecords {
   std::map<std::string, CheckRecords> checks;
@@ -272,6 +280,8 @@ RunRecords read_records(const std::string& text) {
       r.last_started = id;
     } else if ((kind == "values" || kind == "shape") && current) {
       current->results.push_back(ev);
+    } else if (kind == "note" && current && current->notes.size() < 100) {
+      current->notes.push_back(text::one_line(recorded_text(ev, "text")).substr(0, 300));
     } else if (kind == "pass" && !id.empty()) {
       r.checks[id].passed = true;
     } else if (kind == "fail" && !id.empty()) {
@@ -329,6 +339,7 @@ void decide(const RunRecords& student, const RunRecords& reference, CheckReport&
     const auto w = reference.checks.find(c.id);
     const CheckRecords& want = w == reference.checks.end() ? kNone : w->second;
     if (!got.title.empty()) c.title = got.title;
+    c.notes = got.notes;
     c.status = Status::error;  // until decided: the check a crash or a hang happened in
     std::optional<Difference> difference;
     const std::size_t n = std::min(got.results.size(), want.results.size());
@@ -472,6 +483,32 @@ std::string reference_program(const Toolchain& tc, const Exercise& e, const std:
   return program;
 }
 
+// A capstone's piece, checked as a piece (--quick: without the trainings a capstone piece runs), once per file
+// version in a seqgrad process (check-all meets attention.cpp three times): "" when it passes, else its first failing
+// check and hint.
+std::string piece_verdict(const Exercise& piece, const std::string& path, const CheckOptions& options) {
+  static std::map<std::string, std::string> verdicts;
+  std::error_code ec;
+  const auto written = fs::last_write_time(path, ec).time_since_epoch().count();
+  const std::string key = path + "\n" + std::to_string(written) + "\n" + std::to_string(fs::file_size(path, ec)) +
+                          "\n" + std::string(text::to_string(options.lang));
+  if (const auto it = verdicts.find(key); it != verdicts.end()) return it->second;
+  CheckOptions quiet = options;
+  quiet.progress = nullptr;
+  quiet.quick = true;
+  const CheckReport r = check(piece, path, quiet);
+  std::string why;
+  if (r.outcome != Outcome::passed) {
+    why = outcome_name(r.outcome);
+    for (const CheckLine& c : r.checks)
+      if (c.status == Status::fail || c.status == Status::error || c.status == Status::todo) {
+        why = c.title + (c.hint.empty() ? "" : ": " + c.hint);
+        break;
+      }
+  }
+  return verdicts[key] = why;
+}
+
 }  // namespace
 
 CheckReport check(const Exercise& e, const std::string& file, const CheckOptions& options) {
@@ -481,7 +518,8 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   r.file = file;
   r.limit = options.timeout_seconds;
   for (const std::string& id : check_ids(e))
-    r.checks.push_back({id, std::string(text::tr(r.exercise + ".check." + id, options.lang)), Status::skipped, "", ""});
+    r.checks.push_back(
+        {id, std::string(text::tr(r.exercise + ".check." + id, options.lang)), Status::skipped, "", "", {}});
   auto finish = [&](Outcome outcome) {
     r.outcome = outcome;
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -503,15 +541,9 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
         continue;
       }
       piece_files.push_back(path);
-      const CheckReport piece = check(find(p), path, options);
-      if (piece.outcome == Outcome::passed) continue;
-      std::string why = outcome_name(piece.outcome);
-      for (const CheckLine& c : piece.checks)
-        if (c.status == Status::fail || c.status == Status::error || c.status == Status::todo) {
-          why = c.title + (c.hint.empty() ? "" : ": " + c.hint);
-          break;
-        }
-      failing += text::trf("exercise.piece_failing", options.lang, text::one_line(path), why, p) + "\n";
+      const std::string why = piece_verdict(find(p), path, options);
+      if (!why.empty())
+        failing += text::trf("exercise.piece_failing", options.lang, text::one_line(path), why, p) + "\n";
     }
     if (!missing.empty() || !failing.empty()) {
       std::string names, starts;
@@ -553,8 +585,31 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   // The student's run: only its results are read, and compared here.
   const std::string lang = std::string(text::to_string(options.lang));
   const std::string record = work.path + "/record", out = work.path + "/out";
-  ProcessResult p = run_process({program, "--lang", lang, "--record", record}, out, out, options.timeout_seconds, true);
+  // A check that takes long says so first, and shows the lines it notes as they come.
+  const double limit = std::max(options.timeout_seconds, e.seconds);
+  r.limit = limit;
+  std::size_t shown = 0;
+  const auto show_notes = [&] {
+    std::ifstream in(record);
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line) && n < 1000;) {
+      if (line.find("\"event\":\"note\"") == std::string::npos || !in.good()) continue;  // whole lines only
+      if (n++ < shown) continue;
+      nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
+      if (ev.is_object() && ev.contains("text") && ev["text"].is_string())
+        options.progress(text::one_line(ev["text"].get<std::string>()).substr(0, 300));
+      shown = n;
+    }
+  };
+  if (options.progress && e.seconds > 0)
+    options.progress(std::string(text::tr(r.exercise + ".takes_a_while", options.lang)));
+  std::vector<std::string> command{program, "--lang", lang, "--record", record};
+  if (options.quick) command.push_back("--quick");
+  ProcessResult p =
+      run_process(command, out, out, limit, true,
+                  options.progress && e.seconds > 0 ? std::function<void()>(show_notes) : std::function<void()>());
   if (p.interrupted) throw Interrupted{};
+  if (options.progress && e.seconds > 0) show_notes();
   const RunRecords student = read_records(read_capped(record, kOutputLimit));
 
   // The reference solution's run, for what each check expects and the mistakes it knows: needed as soon as the
@@ -668,6 +723,7 @@ nlohmann::json to_json(const CheckReport& r) {
     nlohmann::json j{{"id", c.id}, {"title", c.title}, {"status", status_name(c.status)}};
     if (!c.detail.empty()) j["detail"] = c.detail;
     if (!c.hint.empty()) j["hint"] = c.hint;
+    if (!c.notes.empty()) j["notes"] = c.notes;
     checks.push_back(j);
   }
   std::size_t passed = 0;
@@ -712,6 +768,7 @@ std::string report_text(const CheckReport& r, const Exercise& e, text::Lang lang
     s += fmt::format("  {:<5} {}", mark, c.title);
     if (c.status == Status::skipped) s += "  " + std::string(tr("exercise.skipped", lang));
     s += "\n";
+    for (const std::string& note : c.notes) s += "        " + note + "\n";
     if (!c.detail.empty()) s += "        " + c.detail + "\n";
     if (!c.hint.empty()) s += "        " + std::string(tr("exercise.hint", lang)) + ": " + c.hint + "\n";
   }

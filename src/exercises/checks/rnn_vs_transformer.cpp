@@ -1,0 +1,285 @@
+// Checks of `rnn-vs-transformer`: the chapter's comparison in the student's own
+// code. Their RNN (their rnn_forward) and their Transformer (their sinusoidal
+// and transformer_block) are checked against seqgrad's for values and
+// gradients, then both are trained on recall at growing distance: the chapter
+// predicts that the RNN's recall falls with distance while the Transformer's
+// holds, and that the gradient reaching the first position through the RNN is
+// orders of magnitude below the one through attention.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "autograd/ops.h"
+#include "src/exercises/check.h"
+#include "src/exercises/checks/blocks.h"
+#include "src/exercises/exercise.h"
+#include "src/nn/layers.h"
+#include "src/nn/optim.h"
+#include "src/nn/transformer.h"
+#include "src/tasks/task.h"
+
+using namespace seqgrad::exercises;
+using namespace seqgrad::exercises::blocks;
+namespace tasks = seqgrad::tasks;
+
+namespace {
+
+bool pre_ln_chosen(Checker& c) { return c.choice("pre-ln", exercise::block_pre_ln); }
+
+// The two models' states as seqgrad computes them: the engine's RNN from zeros, and the sinusoidal table then
+// seqgrad's block of the chosen kind, block by block; with a slip for the hints.
+enum class ModelSlip { none, no_positions, positions_after, first_block_only, blocks_not_chained };
+Tensor engine_rnn(const Tensor& x, const std::vector<Tensor>& w) {
+  return ag::rnn_tanh(x, Tensor::zeros({x.size(0), w[1].size(0)}), w[0], w[1], w[2]);
+}
+Tensor engine_transformer(const Tensor& x, const std::vector<std::vector<Tensor>>& blocks, int heads, bool pre_ln,
+                          ModelSlip slip = ModelSlip::none) {
+  const Tensor pe = nn::sinusoidal_encoding(x.size(1), x.size(2));
+  const Tensor in = slip == ModelSlip::no_positions || slip == ModelSlip::positions_after ? x : x + pe;
+  Tensor h = in;
+  for (std::size_t l = 0; l < blocks.size(); ++l) {
+    if (slip == ModelSlip::first_block_only && l > 0) break;
+    h = by_ops(slip == ModelSlip::blocks_not_chained ? in : h, blocks[l], Slip{pre_ln, heads});
+  }
+  return slip == ModelSlip::positions_after ? h + pe : h;
+}
+
+exercise::RnnWeights as_rnn_weights(const std::vector<Tensor>& w) { return {w[0], w[1], w[2]}; }
+std::vector<exercise::BlockWeights> as_blocks(const std::vector<std::vector<Tensor>>& blocks) {
+  std::vector<exercise::BlockWeights> out;
+  for (const auto& b : blocks) out.push_back(as_block_weights(b));
+  return out;
+}
+
+// What the checks compare: the student's models, or, in the reference run (whose expectations are seqgrad's), the
+// engine's.
+Tensor checked_rnn(const Checker& c, const Tensor& x, const std::vector<Tensor>& w) {
+  return c.reference_run() ? engine_rnn(x, w) : exercise::rnn_states(x, as_rnn_weights(w));
+}
+Tensor checked_transformer(const Checker& c, const Tensor& x, const std::vector<std::vector<Tensor>>& blocks, int heads,
+                           bool pre_ln) {
+  return c.reference_run() ? engine_transformer(x, blocks, heads, pre_ln)
+                           : exercise::transformer_states(x, as_blocks(blocks), heads);
+}
+
+std::vector<Tensor> random_rnn(int C, int H, ag::Rng& rng, Scalar scale) {
+  return {random_tensor({C, H}, rng, scale), random_tensor({H, H}, rng, scale), random_tensor({H}, rng, scale)};
+}
+std::vector<std::vector<Tensor>> random_blocks(int layers, int C, int heads, bool pre_ln, ag::Rng& rng) {
+  std::vector<std::vector<Tensor>> blocks;
+  for (int l = 0; l < layers; ++l) blocks.push_back(engine_block(C, heads, pre_ln, rng, true).weights);
+  return blocks;
+}
+
+// --- the experiment --------------------------------------------------------------------------------------------
+
+constexpr int kWidth = 32, kHeads = 2, kLayers = 1, kBatch = 32, kHeldOut = 256, kRnnSteps = 300,
+              kTransformerSteps = 150;
+
+struct Model {
+  bool transformer;
+  bool pre_ln;
+  nn::Embedding embed;
+  std::vector<Tensor> rnn;                  // W_x, W_h, b
+  std::vector<std::vector<Tensor>> blocks;  // each in BlockWeights' order
+  nn::LayerNorm final_ln;                   // pre-LN only
+  nn::Linear head;
+
+  Model(bool is_transformer, bool pre, int vocab, ag::Rng& rng)
+      : transformer(is_transformer),
+        pre_ln(pre),
+        embed(vocab, kWidth, rng, is_transformer ? nn::Init::xavier : nn::Init::normal),
+        final_ln(kWidth),
+        head(kWidth, vocab, rng, nn::Init::xavier) {
+    if (transformer) {
+      for (int l = 0; l < kLayers; ++l) blocks.push_back(engine_block(kWidth, kHeads, pre_ln, rng, false).weights);
+    } else {
+      // PyTorch's (and seqgrad's) default: uniform in +-1/sqrt(H)
+      const Scalar bound = 1 / std::sqrt(Scalar(kWidth));
+      rnn = random_rnn(kWidth, kWidth, rng, bound);
+    }
+  }
+  Tensor inputs(const tasks::Batch& b) const {
+    const Tensor x = embed.forward(b.tokens, {b.B, b.T});
+    return transformer ? x * std::sqrt(Scalar(kWidth)) : x;
+  }
+  Tensor logits(const Tensor& x) const {
+    Tensor h = transformer ? exercise::transformer_states(x, as_blocks(blocks), kHeads)
+                           : exercise::rnn_states(x, as_rnn_weights(rnn));
+    if (transformer && pre_ln) h = final_ln.forward(h);
+    return head.forward(h);
+  }
+  std::vector<std::pair<std::string, Tensor>> parameters() const {
+    std::vector<std::pair<std::string, Tensor>> p{
+        {"embed", embed.weight}, {"head.w", head.weight}, {"head.b", head.bias}};
+    if (transformer && pre_ln) p.insert(p.end(), {{"final.g", final_ln.gamma}, {"final.b", final_ln.beta}});
+    for (std::size_t i = 0; i < rnn.size(); ++i) p.emplace_back("rnn." + std::to_string(i), rnn[i]);
+    for (std::size_t l = 0; l < blocks.size(); ++l)
+      for (std::size_t i = 0; i < blocks[l].size(); ++i)
+        p.emplace_back(std::to_string(l) + "." + kFields[i], blocks[l][i]);
+    return p;
+  }
+};
+
+void train(const Model& m, const tasks::Task& task, ag::Rng& rng) {
+  // The RNN as the gates lab trains it; the Transformer learns recall sooner, and costs more a step.
+  nn::OptimizerConfig adam;
+  adam.lr = m.transformer ? 2e-3 : 3e-3;
+  const int steps = m.transformer ? kTransformerSteps : kRnnSteps;
+  const auto params = m.parameters();
+  nn::Optimizer optimiser(params, adam);
+  const int V = task.info().vocab;
+  for (int step = 0; step < steps; ++step) {
+    const tasks::Batch b = task.sample(kBatch, rng);
+    for (const auto& [name, t] : params) Tensor(t).zero_grad();
+    ag::cross_entropy(ag::reshape(m.logits(m.inputs(b)), {b.B * b.T, V}), b.targets, tasks::kIgnore).backward();
+    optimiser.step(adam.lr);
+  }
+}
+
+// The share of held-out sequences whose key the model recalls at the query.
+double recall(const Model& m, const tasks::Task& task) {
+  ag::NoGrad no_grad;
+  ag::Rng held_out(4242);
+  const tasks::Batch b = task.sample(kHeldOut, held_out);
+  const Tensor out = m.logits(m.inputs(b));
+  const int V = task.info().vocab;
+  int right = 0;
+  for (int s = 0; s < b.B; ++s) {
+    const auto row = static_cast<std::size_t>((s * b.T + b.T - 1) * V);
+    int best = 0;
+    for (int v = 1; v < V; ++v)
+      if (out.data()[row + static_cast<std::size_t>(v)] > out.data()[row + static_cast<std::size_t>(best)]) best = v;
+    right += best == b.targets[static_cast<std::size_t>(s * b.T + b.T - 1)];
+  }
+  return double(right) / b.B;
+}
+
+// |dL/dx_t| at each position t, L the loss at the query, x the embedded input, through the student's model
+// (the mean over a held-out batch and the channels).
+std::vector<double> gradient_by_position(const Model& m, const tasks::Task& task) {
+  ag::Rng held_out(4343);
+  const tasks::Batch b = task.sample(kBatch, held_out);
+  Tensor x;
+  {
+    ag::NoGrad no_grad;
+    x = m.inputs(b);
+  }
+  const Tensor leaf(x.shape(), x.data(), true);
+  const int V = task.info().vocab;
+  ag::cross_entropy(ag::reshape(m.logits(leaf), {b.B * b.T, V}), b.targets, tasks::kIgnore).backward();
+  std::vector<double> by_t(static_cast<std::size_t>(b.T), 0);
+  for (int s = 0; s < b.B; ++s)
+    for (int t = 0; t < b.T; ++t)
+      for (int ch = 0; ch < kWidth; ++ch)
+        by_t[static_cast<std::size_t>(t)] +=
+            std::abs(leaf.grad()[static_cast<std::size_t>((s * b.T + t) * kWidth + ch)]) / (b.B * kWidth);
+  return by_t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Checker c(argc, argv, "rnn-vs-transformer", 150);
+  ag::Rng rng(1757);
+  c.run("rnn", [&] {
+    // C = H first, where W_x and W_h swapped still fit (the slip it names), then C != H.
+    for (const auto& [C, H] : {std::pair{5, 5}, std::pair{4, 6}}) {
+      const Tensor x = random_tensor({2, 7, C}, rng);
+      const std::vector<Tensor> w = random_rnn(C, H, rng, Scalar(0.6));
+      c.watch("x", x);
+      const Tensor got = checked_rnn(c, x, w);
+      expect_shape(c, c.shared("check.output"), {2, 7, H}, got.shape());
+      ag::NoGrad no_grad;
+      std::vector<Mistake> mistakes;
+      if (C == H) mistakes.push_back({engine_rnn(x, {w[1], w[0], w[2]}).data(), c.tr("hint.rnn_swapped")});
+      expect_close(c, c.shared("check.output"), {2, 7, H}, engine_rnn(x, w).data(), got.data(), 1e-10, c.tr("hint.rnn"),
+                   mistakes);
+    }
+  });
+  c.run("transformer", [&] {
+    const bool pre_ln = pre_ln_chosen(c);
+    for (const int layers : {1, 3}) {
+      const Tensor x = random_tensor({2, 6, 8}, rng);
+      const auto blocks = random_blocks(layers, 8, 2, pre_ln, rng);
+      c.watch("x", x);
+      const Tensor got = checked_transformer(c, x, blocks, 2, pre_ln);
+      expect_shape(c, c.shared("check.output"), {2, 6, 8}, got.shape());
+      ag::NoGrad no_grad;
+      std::vector<Mistake> mistakes{
+          {engine_transformer(x, blocks, 2, pre_ln, ModelSlip::no_positions).data(), c.tr("hint.no_positions")},
+          {engine_transformer(x, blocks, 2, pre_ln, ModelSlip::positions_after).data(), c.tr("hint.positions_after")}};
+      if (layers > 1) {
+        mistakes.push_back({engine_transformer(x, blocks, 2, pre_ln, ModelSlip::first_block_only).data(),
+                            c.tr("hint.first_block_only")});
+        mistakes.push_back(
+            {engine_transformer(x, blocks, 2, pre_ln, ModelSlip::blocks_not_chained).data(), c.tr("hint.not_chained")});
+      }
+      expect_close(c, c.shared("check.output"), {2, 6, 8}, engine_transformer(x, blocks, 2, pre_ln).data(), got.data(),
+                   1e-9, c.tr("hint.transformer"), mistakes);
+    }
+  });
+  c.run("gradients", [&] {
+    const bool pre_ln = pre_ln_chosen(c);
+    std::vector<Tensor> rnn_in{random_tensor({2, 5, 4}, rng)};
+    for (const Tensor& t : random_rnn(4, 4, rng, Scalar(0.6))) rnn_in.push_back(t);
+    const TensorFn rnn_student = [&c](const std::vector<Tensor>& in) {
+      return checked_rnn(c, in[0], {in.begin() + 1, in.end()});
+    };
+    const TensorFn rnn_engine = [](const std::vector<Tensor>& in) {
+      return engine_rnn(in[0], {in.begin() + 1, in.end()});
+    };
+    std::vector<Scalar> w = output_weights(rnn_engine, rnn_in, rng);
+    expect_same_gradients(c, {"x", "W_x", "W_h", "b"}, rnn_in, gradients(rnn_engine, rnn_in, w),
+                          gradients(rnn_student, rnn_in, w), 1e-9, c.tr("hint.gradients"));
+    // The Transformer: the gradient of its input, through the table and two blocks.
+    const auto blocks = random_blocks(2, 8, 2, pre_ln, rng);
+    const std::vector<Tensor> tf_in{random_tensor({2, 5, 8}, rng)};
+    const TensorFn tf_student = [&](const std::vector<Tensor>& in) {
+      return checked_transformer(c, in[0], blocks, 2, pre_ln);
+    };
+    const TensorFn tf_engine = [&](const std::vector<Tensor>& in) {
+      return engine_transformer(in[0], blocks, 2, pre_ln);
+    };
+    w = output_weights(tf_engine, tf_in, rng);
+    expect_same_gradients(c, {"x"}, tf_in, gradients(tf_engine, tf_in, w), gradients(tf_student, tf_in, w), 1e-8,
+                          c.tr("hint.gradients"));
+  });
+  c.run("recall", [&] {
+    if (c.reference_run()) return;  // the figures are the student's run's own: nothing to compare
+    const bool pre_ln = pre_ln_chosen(c);
+    if (under_sanitizers()) return c.note(c.shared("check.not_trained_here"));
+    c.note(c.tr("note.setup"));
+    std::vector<double> rnn_acc, tf_acc;
+    std::vector<double> rnn_grad, tf_grad;
+    for (const int d : {5, 10, 20, 40}) {
+      const auto task = tasks::make_task({"recall", d, "", ""});
+      const int V = task->info().vocab;
+      Model rnn(false, pre_ln, V, rng), transformer(true, pre_ln, V, rng);
+      train(rnn, *task, rng);
+      train(transformer, *task, rng);
+      rnn_acc.push_back(recall(rnn, *task));
+      tf_acc.push_back(recall(transformer, *task));
+      c.note(c.shared("check.distance_row", d, 100 * rnn_acc.back(), 100 * tf_acc.back()));
+      if (d == 40) {
+        rnn_grad = gradient_by_position(rnn, *task);
+        tf_grad = gradient_by_position(transformer, *task);
+      }
+    }
+    // The gradient reaching position t from the query's loss, as a share of the one at the query itself.
+    c.note(c.tr("note.gradient_header"));
+    for (const int t : {40, 30, 20, 10, 0})
+      c.note(c.shared("check.gradient_row", t, 40 - t, rnn_grad[static_cast<std::size_t>(t)] / rnn_grad.back(),
+                      tf_grad[static_cast<std::size_t>(t)] / tf_grad.back()));
+    const double rnn_reach = rnn_grad.front() / rnn_grad.back(), tf_reach = tf_grad.front() / tf_grad.back();
+    bool transformer_holds = true;
+    for (double a : tf_acc) transformer_holds = transformer_holds && a >= 0.9;
+    const bool rnn_forgets = rnn_acc.back() < 0.5 && rnn_acc.back() < rnn_acc.front();
+    const bool gradient_fades = rnn_reach * 10 < tf_reach;
+    if (!transformer_holds) throw CheckFailure{c.tr("detail.transformer_forgets"), c.tr("hint.transformer_forgets")};
+    if (!rnn_forgets) throw CheckFailure{c.tr("detail.rnn_remembers"), c.tr("hint.rnn_remembers")};
+    if (!gradient_fades) throw CheckFailure{c.tr("detail.gradient_reaches"), c.tr("hint.rnn_remembers")};
+    c.note(c.tr("note.verdict"));
+  });
+  return c.finish();
+}
