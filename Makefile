@@ -60,7 +60,9 @@ test-release: build
 # compiled): its engine tests and the whole models' gradient checks, on the
 # plain kernels and one thread.
 # The whole suite passes there too (ctest --test-dir build-core -E "trained
-# lab|timed lab|docs:"), at about 25 times the fast build's time.
+# lab|timed lab|docs:|try this: the line"), at about 25 times the fast build's
+# time: the trained labs, the guides' and the labs' "try this" re-runs are the
+# fast build's (sequential-time counts FLOPs only the fast kernels count).
 BUILD_CORE := build-core
 $(BUILD_CORE)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD_CORE) -DCMAKE_BUILD_TYPE=Release -DSEQGRAD_ARCH=$(ARCH) -DSEQGRAD_FAST=OFF

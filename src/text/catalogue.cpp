@@ -67,18 +67,19 @@ Entry kEntries[] = {
      "{} 파일이 엔진의 {} 함수를 호출합니다. 이 함수는 {} 연습 문제에서 직접 작성해야 하는 것을 엔진이 미리 구현해 "
      "둔 것입니다. 과제 설명대로 직접 작성하세요(그대로 두면 확인 코드는 엔진을 확인할 뿐입니다)"},
     {"exercise.pieces_needed", "{} is built on your own {}: each must be there and pass its checks first",
-     "{} 문제는 여러분이 작성한 {} 위에 세워집니다. 각 파일이 있어야 하고, 먼저 자기 확인을 통과해야 합니다"},
+     "{} 문제는 여러분이 작성한 {} 문제의 파일을 가져다 씁니다. 이 파일들이 모두 있어야 하고, 각각 먼저 그 문제의 "
+     "확인을 통과해야 합니다"},
     {"exercise.pieces_missing", "not started yet in {}: {}; start them with",
      "{} 폴더에 아직 시작하지 않은 문제: {}. 시작하려면 다음을 실행하세요:"},
     {"exercise.piece_failing", "{} does not pass its own checks yet ({}): run seqgrad exercise check {}",
-     "{} 파일이 아직 자기 확인을 통과하지 못합니다({}). seqgrad exercise check {} 명령으로 확인해 보세요"},
+     "{} 파일이 아직 그 문제의 확인을 통과하지 못합니다({}). seqgrad exercise check {} 명령으로 확인해 보세요"},
     {"check.not_trained_here", "not trained in this build (the sanitizers'): run it in a build of seqgrad without them",
      "이 빌드(새니타이저 빌드)에서는 학습하지 않습니다. 새니타이저 없이 빌드한 seqgrad로 실행하세요"},
     {"check.distance_row", "distance {:>2}: your RNN recalls {:5.1f}%, your Transformer {:5.1f}%",
      "거리 {:>2}: 여러분의 RNN {:5.1f}%, 여러분의 Transformer {:5.1f}%"},
     {"check.gradient_row", "position {:>2} ({:>2} back from the query): RNN {:9.2e}, Transformer {:9.2e}",
-     "위치 {:>2}(질의에서 {:>2}칸 앞): RNN {:9.2e}, Transformer {:9.2e}"},
-    {"exercise.status_pieces", "waiting for its pieces", "앞 문제를 기다리는 중"},
+     "위치 {:>2}(쿼리에서 {:>2}칸 앞): RNN {:9.2e}, Transformer {:9.2e}"},
+    {"exercise.status_pieces", "waiting for its pieces", "조각 문제를 기다리는 중"},
     {"exercise.building_support",
      "building what the exercises are linked with (the engine in float64 and the checks; once, about a minute)...",
      "연습 문제와 함께 링크할 float64 엔진과 확인 코드를 빌드하는 중입니다(처음 한 번만, 1분쯤 걸립니다)..."},
@@ -135,7 +136,8 @@ Entry kEntries[] = {
     {"check.recall_detail",
      "the model recalls the key on {:.1f}% of 256 held-out sequences (chance 12.5%): it must "
      "reach 90%",
-     "모델이 처음 보는 시퀀스 256개 가운데 {:.1f}%에서 키를 기억해 냈습니다(우연 수준 12.5%). 90%에 이르러야 합니다"},
+     "모델이 처음 보는 시퀀스 256개 가운데 {:.1f}%에서만 키를 기억해 냈습니다(무작위로 찍으면 12.5%). 90% 이상이어야 "
+     "합니다"},
     {"check.output", "the output", "출력"},
     {"check.gradient_of", "the gradient of {}", "{}의 기울기"},
     {"check.weights_after_step", "the weights after step {}", "{}단계 뒤의 가중치"},
