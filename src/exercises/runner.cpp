@@ -371,6 +371,40 @@ std::string signal_name(int sig) {
   return name ? name : "signal " + std::to_string(sig);
 }
 
+// Compiled objects kept by what made them (the source's bytes, the flags, the build of seqgrad's libraries): a
+// capstone compiles its pieces again on every check, and each piece's own check compiled them already. At most
+// kKeptObjects are kept, the oldest removed first.
+constexpr std::size_t kKeptObjects = 256;
+std::string object_key(const Toolchain& tc, const std::string& source, const std::vector<std::string>& flags) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&](std::string_view bytes) {
+    for (const unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+  };
+  const std::string text = detail::read_file(source);
+  if (text.empty()) return "";
+  mix(text);
+  for (const std::string& f : flags) mix(f);
+  std::error_code ec;
+  for (const auto* files : {&tc.checks, &tc.libraries})
+    for (const std::string& f : *files) mix(std::to_string(fs::last_write_time(f, ec).time_since_epoch().count()));
+  return fmt::format("{:016x}", h);
+}
+void keep_object(const Toolchain& tc, const std::string& key, const std::string& object) {
+  std::error_code ec;
+  const fs::path dir = fs::path(tc.reference_programs) / "objects";
+  fs::create_directories(dir, ec);
+  const fs::path part = dir / (key + ".part" + std::to_string(getpid()));
+  if (!ec) fs::copy_file(object, part, fs::copy_options::overwrite_existing, ec);
+  if (!ec) fs::rename(part, dir / (key + ".o"), ec);
+  if (ec) return void(fs::remove(part, ec));
+  std::vector<std::pair<fs::file_time_type, fs::path>> kept;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) kept.emplace_back(entry.last_write_time(ec), entry.path());
+  if (kept.size() <= kKeptObjects) return;
+  std::sort(kept.begin(), kept.end());
+  for (std::size_t i = 0; i + kKeptObjects < kept.size(); ++i) fs::remove(kept[i].second, ec);
+}
+
 // The checks' program for `e` from `source`: compiled to `object`, linked to `program`, the tools' messages in `log`.
 struct Build {
   enum class Step { none, compile, link } failed = Step::none;
@@ -385,10 +419,16 @@ Build build_program(const Toolchain& tc, const Exercise& e, const std::string& s
     std::vector<std::string> compile{tc.compiler};
     compile.insert(compile.end(), tc.compile.begin(), tc.compile.end());
     const std::string& from = i == 0 ? source : pieces[i - 1];
+    const std::string key = object_key(tc, from, compile);
+    std::error_code ec;
+    if (!key.empty() && fs::copy_file(fs::path(tc.reference_programs) / "objects" / (key + ".o"), objects[i],
+                                      fs::copy_options::overwrite_existing, ec))
+      continue;
     compile.insert(compile.end(), {"-x", "c++", "-c", from, "-x", "none", "-o", objects[i]});
     ProcessResult p = run_process(compile, log, log, kCompileSeconds, false);
     if (p.interrupted) throw Interrupted{};
     if (p.exit_code != 0) return {Build::Step::compile, p.timed_out};
+    if (!key.empty()) keep_object(tc, key, objects[i]);
   }
   std::vector<std::string> link{tc.compiler};
   link.insert(link.end(), objects.begin(), objects.end());
