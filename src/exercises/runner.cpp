@@ -375,6 +375,10 @@ std::string signal_name(int sig) {
 // capstone compiles its pieces again on every check, and each piece's own check compiled them already. At most
 // kKeptObjects are kept, the oldest removed first.
 constexpr std::size_t kKeptObjects = 256;
+// A file time as a plain number (libc++ counts file time in a 128-bit type, which std::to_string does not take).
+long long nanoseconds_of(fs::file_time_type t) {
+  return static_cast<long long>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
 std::string object_key(const Toolchain& tc, const std::string& source, const std::vector<std::string>& flags) {
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a
   auto mix = [&](std::string_view bytes) {
@@ -387,7 +391,7 @@ std::string object_key(const Toolchain& tc, const std::string& source, const std
   for (const std::string& f : flags) mix(f);
   std::error_code ec;
   for (const auto* files : {&tc.checks, &tc.libraries})
-    for (const std::string& f : *files) mix(std::to_string(fs::last_write_time(f, ec).time_since_epoch().count()));
+    for (const std::string& f : *files) mix(std::to_string(nanoseconds_of(fs::last_write_time(f, ec))));
   return fmt::format("{:016x}", h);
 }
 void keep_object(const Toolchain& tc, const std::string& key, const std::string& object) {
@@ -529,7 +533,7 @@ std::string reference_program(const Toolchain& tc, const Exercise& e, const std:
 std::string piece_verdict(const Exercise& piece, const std::string& path, const CheckOptions& options) {
   static std::map<std::string, std::string> verdicts;
   std::error_code ec;
-  const auto written = fs::last_write_time(path, ec).time_since_epoch().count();
+  const long long written = nanoseconds_of(fs::last_write_time(path, ec));
   const std::string key = path + "\n" + std::to_string(written) + "\n" + std::to_string(fs::file_size(path, ec)) +
                           "\n" + std::string(text::to_string(options.lang));
   if (const auto it = verdicts.find(key); it != verdicts.end()) return it->second;
