@@ -16,7 +16,10 @@
 // writes the verdict: its pass lines count only when its values are right.
 // What only the program can see (expect_one_op's look at its graph, a failure
 // it reports) is taken from its records: code that tampered with the checks'
-// own functions could hide such a failure, but never a wrong value.
+// own functions could hide such a failure, but never a wrong value. A check
+// that records no value (a capstone's training, whose outcome is a figure of
+// the student's run alone) is that run's word: after the values and gradients
+// it follows from, but not proof against such tampering.
 #pragma once
 
 #include <functional>
@@ -61,12 +64,13 @@ class Checker {
 
   text::Lang lang() const { return lang_; }
   // The reference solution's run (--expected): it records what each check expects. A check whose verdict is a
-  // figure of the student's run alone (a training's outcome) need not be run again there.
+  // figure of the student's run alone (a training's outcome) need not be run again there. Read from the command
+  // line, which the student's code could rewrite: never a reason to compute anything another way.
   bool reference_run() const;
   // Checked as a capstone's piece (--quick): a training's check is left out, the capstone runs its own.
   bool quick() const { return quick_; }
-  // A choice the exercise leaves to the student (block_pre_ln()): in the student's run, `theirs()`, recorded; in the
-  // reference run, the student's, which seqgrad passes as --choice NAME=0|1, so that both runs expect the same.
+  // A choice the exercise leaves to the student (block_pre_ln()): `theirs()`, recorded. seqgrad gives the student's
+  // to the reference run (SEQGRAD_CHOICE_PRE_LN=0|1), whose reference solution follows it.
   bool choice(const std::string& name, bool (*theirs)());
   // A line of figures of the running check (a capstone's table), shown to the student under it, and as it comes.
   void note(const std::string& line) const;
@@ -93,7 +97,6 @@ class Checker {
   bool quick_ = false;
   std::string running_;  // the check being run
   std::vector<Watched> watched_;
-  std::vector<std::pair<std::string, bool>> given_;  // --choice NAME=V (the reference run)
 };
 
 // Built with AddressSanitizer (seqgrad's own sanitizer build, for its tests): the trainings are left out there,

@@ -119,7 +119,7 @@ Tensor transformer_block(const Tensor& x, const BlockWeights& w, int heads) {
   throw NotImplemented();
 }
 )",
-     "attention multi-head layer-norm ffn"},
+     "attention multi-head layer-norm ffn", 60},
     {"adam", 6, "adam_step", "first-step moments several-steps other-settings",
      R"(void adam_step(std::vector<Scalar>& w, const std::vector<Scalar>& grad, std::vector<double>& m,
                std::vector<double>& v, long t, const AdamSettings& settings) {
@@ -195,7 +195,9 @@ std::vector<std::string> shortcuts(const Exercise& exercise) {
       {"layer-norm", {"ag::layer_norm"}},
       {"ffn", {"ag::feed_forward"}},
       {"rnn-vs-transformer",
-       {"ag::rnn_tanh", "seqgrad::nn::sinusoidal_encoding", "ag::attention", "seqgrad::nn::TransformerBlock::forward"}},
+       {"ag::rnn_tanh", "seqgrad::nn::sinusoidal_encoding", "ag::attention", "ag::layer_norm", "ag::feed_forward",
+        "seqgrad::nn::TransformerBlock::forward", "seqgrad::nn::MultiHeadAttention::forward",
+        "seqgrad::nn::FeedForward::forward"}},
       {"transformer-block",
        {"ag::attention", "ag::layer_norm", "ag::feed_forward", "seqgrad::nn::TransformerBlock::forward",
         "seqgrad::nn::MultiHeadAttention::forward", "seqgrad::nn::FeedForward::forward"}},

@@ -69,9 +69,10 @@ extern "C" void on_interrupt(int) { g_interrupted = 1; }
 // (whatever it forked) when it runs longer than timeout_seconds, when it ends,
 // and when seqgrad is interrupted.
 // `tick`, when given, is called about ten times a second while the child runs.
+// `extra_env`: NAME=VALUE entries added to the child's environment.
 ProcessResult run_process(const std::vector<std::string>& args, const std::string& out_path,
                           const std::string& err_path, double timeout_seconds, bool sandboxed,
-                          const std::function<void()>& tick = {}) {
+                          const std::function<void()>& tick = {}, const std::vector<std::string>& extra_env = {}) {
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -80,8 +81,10 @@ ProcessResult run_process(const std::vector<std::string>& args, const std::strin
   static char poison[] = "SEQGRAD_POISON_BUFFERS=1";
   std::vector<char*> env;
   for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "SEQGRAD_POISON_BUFFERS=", 23) != 0) env.push_back(*e);
+    if (std::strncmp(*e, "SEQGRAD_POISON_BUFFERS=", 23) != 0 && std::strncmp(*e, "SEQGRAD_CHOICE_", 15) != 0)
+      env.push_back(*e);
   env.push_back(poison);
+  for (const std::string& e : extra_env) env.push_back(const_cast<char*>(e.c_str()));
   env.push_back(nullptr);
   const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const int err = out_path == err_path ? out : open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -386,7 +389,12 @@ std::string object_key(const Toolchain& tc, const std::string& source, const std
     h = (h ^ 0xff) * 1099511628211ull;
   };
   const std::string text = detail::read_file(source);
-  if (text.empty()) return "";
+  // A file that includes a header of its own ("...", other than exercise.h) is compiled every time: its headers are
+  // not in the key.
+  std::size_t quoted = 0;
+  for (auto at = text.find("#include \""); at != std::string::npos; at = text.find("#include \"", at + 1))
+    quoted += text.compare(at, 35, "#include \"src/exercises/exercise.h\"") != 0;
+  if (text.empty() || quoted > 0) return "";
   mix(text);
   for (const std::string& f : flags) mix(f);
   std::error_code ec;
@@ -420,19 +428,21 @@ Build build_program(const Toolchain& tc, const Exercise& e, const std::string& s
   std::vector<std::string> objects{object};
   for (std::size_t i = 0; i < pieces.size(); ++i) objects.push_back(object + "." + std::to_string(i + 1) + ".o");
   for (std::size_t i = 0; i < objects.size(); ++i) {
-    std::vector<std::string> compile{tc.compiler};
-    compile.insert(compile.end(), tc.compile.begin(), tc.compile.end());
+    std::vector<std::string> flags{tc.compiler};
+    flags.insert(flags.end(), tc.compile.begin(), tc.compile.end());
     const std::string& from = i == 0 ? source : pieces[i - 1];
-    const std::string key = object_key(tc, from, compile);
+    const std::string key = object_key(tc, from, flags);
     std::error_code ec;
     if (!key.empty() && fs::copy_file(fs::path(tc.reference_programs) / "objects" / (key + ".o"), objects[i],
                                       fs::copy_options::overwrite_existing, ec))
       continue;
+    std::vector<std::string> compile = flags;
     compile.insert(compile.end(), {"-x", "c++", "-c", from, "-x", "none", "-o", objects[i]});
     ProcessResult p = run_process(compile, log, log, kCompileSeconds, false);
     if (p.interrupted) throw Interrupted{};
     if (p.exit_code != 0) return {Build::Step::compile, p.timed_out};
-    if (!key.empty()) keep_object(tc, key, objects[i]);
+    // Kept only if the file did not change while it was compiled.
+    if (!key.empty() && object_key(tc, from, flags) == key) keep_object(tc, key, objects[i]);
   }
   std::vector<std::string> link{tc.compiler};
   link.insert(link.end(), objects.begin(), objects.end());
@@ -579,7 +589,8 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
     std::vector<std::string> missing;
     std::string failing;
     for (const std::string& p : pieces(e)) {
-      const std::string path = (dir / (p + ".cpp")).string();
+      std::string path = (dir / (p + ".cpp")).string();
+      if (path[0] == '-' || path[0] == '@') path = "./" + path;  // never read by the compiler as an option
       if (!fs::is_regular_file(path)) {
         missing.push_back(p);
         continue;
@@ -593,7 +604,7 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
       std::string names, starts;
       for (const std::string& m : missing) {
         names += (names.empty() ? "" : ", ") + m;
-        starts += "  seqgrad exercise start " + m + "\n";
+        starts += "  seqgrad exercise start " + m + (dir == "exercises" ? "" : " --dir " + dir.string()) + "\n";
       }
       std::string all;
       for (const std::string& p : pieces(e)) all += (all.empty() ? "" : ", ") + p;
@@ -664,9 +675,18 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
     const std::string reference_record = work.path + "/reference.record";
     std::vector<std::string> command{
         reference_program(tc, e, work.path), "--lang", lang, "--record", reference_record, "--expected"};
-    for (const auto& [name, value] : student.choices)
-      command.insert(command.end(), {"--choice", name + "=" + (value ? "1" : "0")});
-    const ProcessResult q = run_process(command, log, log, std::max(options.timeout_seconds, 30.0), true);
+    // The student's choices (at most four, named as the checks name them) go to the reference solution, as
+    // SEQGRAD_CHOICE_PRE_LN=1 for "pre-ln".
+    std::vector<std::string> choices;
+    for (const auto& [name, value] : student.choices) {
+      if (choices.size() == 4 || name.empty() || name.size() > 32 ||
+          name.find_first_not_of("abcdefghijklmnopqrstuvwxyz-") != std::string::npos)
+        continue;
+      std::string var = "SEQGRAD_CHOICE_";
+      for (const char ch : name) var += ch == '-' ? '_' : static_cast<char>(ch - 'a' + 'A');
+      choices.push_back(var + "=" + (value ? "1" : "0"));
+    }
+    const ProcessResult q = run_process(command, log, log, std::max(options.timeout_seconds, 30.0), true, {}, choices);
     if (q.interrupted) throw Interrupted{};
     reference = read_records(read_capped(reference_record, kOutputLimit));
     for (const CheckLine& c : r.checks) {

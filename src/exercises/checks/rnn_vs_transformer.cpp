@@ -51,17 +51,6 @@ std::vector<exercise::BlockWeights> as_blocks(const std::vector<std::vector<Tens
   return out;
 }
 
-// What the checks compare: the student's models, or, in the reference run (whose expectations are seqgrad's), the
-// engine's.
-Tensor checked_rnn(const Checker& c, const Tensor& x, const std::vector<Tensor>& w) {
-  return c.reference_run() ? engine_rnn(x, w) : exercise::rnn_states(x, as_rnn_weights(w));
-}
-Tensor checked_transformer(const Checker& c, const Tensor& x, const std::vector<std::vector<Tensor>>& blocks, int heads,
-                           bool pre_ln) {
-  return c.reference_run() ? engine_transformer(x, blocks, heads, pre_ln)
-                           : exercise::transformer_states(x, as_blocks(blocks), heads);
-}
-
 std::vector<Tensor> random_rnn(int C, int H, ag::Rng& rng, Scalar scale) {
   return {random_tensor({C, H}, rng, scale), random_tensor({H, H}, rng, scale), random_tensor({H}, rng, scale)};
 }
@@ -188,7 +177,7 @@ int main(int argc, char** argv) {
       const Tensor x = random_tensor({2, 7, C}, rng);
       const std::vector<Tensor> w = random_rnn(C, H, rng, Scalar(0.6));
       c.watch("x", x);
-      const Tensor got = checked_rnn(c, x, w);
+      const Tensor got = exercise::rnn_states(x, as_rnn_weights(w));
       expect_shape(c, c.shared("check.output"), {2, 7, H}, got.shape());
       ag::NoGrad no_grad;
       std::vector<Mistake> mistakes;
@@ -203,7 +192,7 @@ int main(int argc, char** argv) {
       const Tensor x = random_tensor({2, 6, 8}, rng);
       const auto blocks = random_blocks(layers, 8, 2, pre_ln, rng);
       c.watch("x", x);
-      const Tensor got = checked_transformer(c, x, blocks, 2, pre_ln);
+      const Tensor got = exercise::transformer_states(x, as_blocks(blocks), 2);
       expect_shape(c, c.shared("check.output"), {2, 6, 8}, got.shape());
       ag::NoGrad no_grad;
       std::vector<Mistake> mistakes{
@@ -223,8 +212,8 @@ int main(int argc, char** argv) {
     const bool pre_ln = pre_ln_chosen(c);
     std::vector<Tensor> rnn_in{random_tensor({2, 5, 4}, rng)};
     for (const Tensor& t : random_rnn(4, 4, rng, Scalar(0.6))) rnn_in.push_back(t);
-    const TensorFn rnn_student = [&c](const std::vector<Tensor>& in) {
-      return checked_rnn(c, in[0], {in.begin() + 1, in.end()});
+    const TensorFn rnn_student = [](const std::vector<Tensor>& in) {
+      return exercise::rnn_states(in[0], as_rnn_weights({in.begin() + 1, in.end()}));
     };
     const TensorFn rnn_engine = [](const std::vector<Tensor>& in) {
       return engine_rnn(in[0], {in.begin() + 1, in.end()});
@@ -236,7 +225,7 @@ int main(int argc, char** argv) {
     const auto blocks = random_blocks(2, 8, 2, pre_ln, rng);
     const std::vector<Tensor> tf_in{random_tensor({2, 5, 8}, rng)};
     const TensorFn tf_student = [&](const std::vector<Tensor>& in) {
-      return checked_transformer(c, in[0], blocks, 2, pre_ln);
+      return exercise::transformer_states(in[0], as_blocks(blocks), 2);
     };
     const TensorFn tf_engine = [&](const std::vector<Tensor>& in) {
       return engine_transformer(in[0], blocks, 2, pre_ln);

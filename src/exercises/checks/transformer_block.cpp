@@ -23,10 +23,9 @@ using namespace seqgrad::exercises::blocks;
 
 namespace {
 
-// The block the checks compare: the student's, or, in the reference run (whose expectations are seqgrad's block,
-// of the kind the student chose), the same from engine ops, so that the reference solution's own kind does not matter.
-Tensor checked_block(const Checker& c, const Tensor& x, const std::vector<Tensor>& w, int heads, bool pre_ln) {
-  if (c.reference_run()) return by_ops(x, w, Slip{pre_ln, heads});
+// The student's block, in both runs: in the reference run, the reference solution's, which follows the kind the
+// student chose (seqgrad tells it, SEQGRAD_CHOICE_PRE_LN); nothing in a student's run is computed another way.
+Tensor checked_block(const Tensor& x, const std::vector<Tensor>& w, int heads) {
   return exercise::transformer_block(x, as_block_weights(w), heads);
 }
 
@@ -54,7 +53,7 @@ void expect_values(Checker& c, int B, int T, int C, int heads, ag::Rng& rng) {
   const EngineBlock e = engine_block(C, heads, pre_ln, rng, true);
   const Tensor x = random_tensor({B, T, C}, rng);
   c.watch("x", x);
-  const Tensor got = checked_block(c, x, e.weights, heads, pre_ln);
+  const Tensor got = checked_block(x, e.weights, heads);
   expect_shape(c, c.shared("check.output"), {B, T, C}, got.shape());
   ag::NoGrad no_grad;
   const Tensor expected = e.block->forward(x, nullptr, {});
@@ -119,7 +118,7 @@ int main(int argc, char** argv) {
     const bool pre_ln = pre_ln_chosen(c);
     const EngineBlock e = engine_block(8, 2, pre_ln, rng, true);
     const Tensor x = random_tensor({2, 5, 8}, rng);
-    expect_shape(c, c.shared("check.output"), {2, 5, 8}, checked_block(c, x, e.weights, 2, pre_ln).shape());
+    expect_shape(c, c.shared("check.output"), {2, 5, 8}, checked_block(x, e.weights, 2).shape());
   });
   c.run("values", [&] {
     expect_values(c, 2, 6, 8, 2, rng);
@@ -131,8 +130,8 @@ int main(int argc, char** argv) {
     const EngineBlock e = engine_block(8, 2, pre_ln, rng, true);
     std::vector<Tensor> in{random_tensor({2, 5, 8}, rng)};
     in.insert(in.end(), e.weights.begin(), e.weights.end());
-    const TensorFn student = [&c, pre_ln](const std::vector<Tensor>& x) {
-      return checked_block(c, x[0], {x.begin() + 1, x.end()}, 2, pre_ln);
+    const TensorFn student = [](const std::vector<Tensor>& x) {
+      return checked_block(x[0], {x.begin() + 1, x.end()}, 2);
     };
     const TensorFn engine = [pre_ln](const std::vector<Tensor>& x) {
       return by_ops(x[0], {x.begin() + 1, x.end()}, Slip{pre_ln, 2});
