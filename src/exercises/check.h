@@ -46,7 +46,8 @@ struct CheckFailure {
 
 class Checker {
  public:
-  // Reads --lang (en, ko) from the command line; `exercise` names the catalogue's entries ("attention").
+  // Reads --lang (en, ko), --record FILE, --expected and --quick from the command line; `exercise` names the
+  // catalogue's entries ("attention").
   // cpu_seconds: the safety net under seqgrad's own time limit (a capstone that trains needs more).
   Checker(int argc, char** argv, std::string exercise, int cpu_seconds = 60);
 

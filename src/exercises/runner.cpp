@@ -374,9 +374,10 @@ std::string signal_name(int sig) {
   return name ? name : "signal " + std::to_string(sig);
 }
 
-// Compiled objects kept by what made them (the source's bytes, the flags, the build of seqgrad's libraries): a
-// capstone compiles its pieces again on every check, and each piece's own check compiled them already. At most
-// kKeptObjects are kept, the oldest removed first.
+// Compiled objects kept by what made them (the source's bytes, the flags, the build of seqgrad's libraries; a file
+// that includes a header of its own is never kept): a capstone compiles its pieces again on every check, and each
+// piece's own check compiled them already. At most kKeptObjects are kept, the first kept removed first. An object
+// still carries the path it was first compiled from (in its debug information and __FILE__).
 constexpr std::size_t kKeptObjects = 256;
 // A file time as a plain number (libc++ counts file time in a 128-bit type, which std::to_string does not take).
 long long nanoseconds_of(fs::file_time_type t) {
@@ -538,8 +539,8 @@ std::string reference_program(const Toolchain& tc, const Exercise& e, const std:
 }
 
 // A capstone's piece, checked as a piece (--quick: without the trainings a capstone piece runs), once per file
-// version in a seqgrad process (check-all meets attention.cpp three times): "" when it passes, else its first failing
-// check and hint.
+// version in a seqgrad process (check-all meets attention.cpp as a piece of both capstones): "" when it passes, else
+// its first failing check and hint.
 std::string piece_verdict(const Exercise& piece, const std::string& path, const CheckOptions& options) {
   static std::map<std::string, std::string> verdicts;
   std::error_code ec;
