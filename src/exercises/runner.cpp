@@ -538,6 +538,13 @@ std::string reference_program(const Toolchain& tc, const Exercise& e, const std:
   return program;
 }
 
+// The first check that failed, did not run to its end, or is not written yet; nothing when none did.
+const CheckLine* first_failing(const CheckReport& r) {
+  for (const CheckLine& c : r.checks)
+    if (c.status == Status::fail || c.status == Status::error || c.status == Status::todo) return &c;
+  return nullptr;
+}
+
 // A capstone's piece, checked as a piece (--quick: without the trainings a capstone piece runs), once per file
 // version in a seqgrad process (check-all meets attention.cpp as a piece of both capstones): "" when it passes, else
 // its first failing check and hint.
@@ -554,12 +561,8 @@ std::string piece_verdict(const Exercise& piece, const std::string& path, const 
   const CheckReport r = check(piece, path, quiet);
   std::string why;
   if (r.outcome != Outcome::passed) {
-    why = outcome_name(r.outcome);
-    for (const CheckLine& c : r.checks)
-      if (c.status == Status::fail || c.status == Status::error || c.status == Status::todo) {
-        why = c.title + (c.hint.empty() ? "" : ": " + c.hint);
-        break;
-      }
+    const CheckLine* c = first_failing(r);
+    why = c ? c->title + (c->hint.empty() ? "" : ": " + c->hint) : outcome_name(r.outcome);
   }
   return verdicts[key] = why;
 }
@@ -645,16 +648,16 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   const double limit = std::max(options.timeout_seconds, e.seconds);
   r.limit = limit;
   std::size_t shown = 0;
+  std::streamoff read_to = 0;  // the record is read on from where the last look stopped, whole lines only
   const auto show_notes = [&] {
     std::ifstream in(record);
-    std::size_t n = 0;
-    for (std::string line; std::getline(in, line) && n < 1000;) {
-      if (line.find("\"event\":\"note\"") == std::string::npos || !in.good()) continue;  // whole lines only
-      if (n++ < shown) continue;
+    in.seekg(read_to);
+    for (std::string line; shown < 1000 && std::getline(in, line) && !in.eof(); read_to = in.tellg()) {
+      if (line.find("\"event\":\"note\"") == std::string::npos) continue;
+      ++shown;
       nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
       if (ev.is_object() && ev.contains("text") && ev["text"].is_string())
         options.progress(text::one_line(ev["text"].get<std::string>()).substr(0, 300));
-      shown = n;
     }
   };
   if (options.progress && e.seconds > 0)
@@ -875,13 +878,8 @@ std::string progress_text(const std::vector<CheckReport>& reports, text::Lang la
         status = tr("exercise.status_pieces", lang);
         break;
       case Outcome::failed: {
-        std::string first;
-        for (const CheckLine& c : r.checks)
-          if (c.status == Status::fail || c.status == Status::error) {
-            first = c.title;
-            break;
-          }
-        status = text::trf("exercise.status_failed", lang, first);
+        const CheckLine* first = first_failing(r);
+        status = text::trf("exercise.status_failed", lang, first ? first->title : "");
         break;
       }
       default:

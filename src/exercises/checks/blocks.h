@@ -1,21 +1,30 @@
 // What the checks of the two capstones built on a Transformer block share (transformer-block, rnn-vs-transformer):
-// seqgrad's block with its weights in exercise::BlockWeights' order, and the same block from engine ops, with one of
-// the usual slips or none.
+// the student's pre-LN choice, seqgrad's block with its weights in exercise::BlockWeights' order, the same block from
+// engine ops with one of the usual slips or none, and the training on recall with its held-out score.
 #pragma once
 
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/ops.h"
 #include "src/exercises/check.h"
 #include "src/exercises/exercise.h"
+#include "src/nn/optim.h"
 #include "src/nn/transformer.h"
+#include "src/tasks/task.h"
 
 namespace seqgrad::exercises::blocks {
 
 namespace nn = seqgrad::nn;
+namespace tasks = seqgrad::tasks;
+
+// The student's block_pre_ln(), recorded. Both runs call their own functions: the reference solution follows the
+// student's choice, which seqgrad gives its run (SEQGRAD_CHOICE_PRE_LN).
+inline bool pre_ln_chosen(Checker& c) { return c.choice("pre-ln", exercise::block_pre_ln); }
 
 // The engine block's parameters in BlockWeights' order, and how the messages call them.
 inline constexpr const char* kParameters[] = {"attn.w_q.weight", "attn.w_q.bias", "attn.w_k.weight", "attn.w_k.bias",
@@ -53,10 +62,9 @@ inline EngineBlock engine_block(int C, int heads, bool pre_ln, ag::Rng& rng, boo
       if (n == name) e.weights.push_back(t);
   // Every weight at random, biases, gammas and betas too, so that none can be left out unseen.
   if (randomise)
-    for (Tensor& t : e.weights) {
-      const bool gain = t.numel() == static_cast<std::size_t>(C) && &t - e.weights.data() >= 8 &&
-                        (&t - e.weights.data()) % 2 == 0;  // ln1_gamma, ln2_gamma: around 1
-      for (Scalar& v : t.data()) v = static_cast<Scalar>(rng.uniform(-0.5, 0.5)) + (gain ? 1 : 0);
+    for (std::size_t i = 0; i < e.weights.size(); ++i) {
+      const Scalar gain = std::string_view(kParameters[i]).ends_with("gamma") ? 1 : 0;  // the norms' gains: around 1
+      for (Scalar& v : e.weights[i].data()) v = static_cast<Scalar>(rng.uniform(-0.5, 0.5)) + gain;
     }
   return e;
 }
@@ -83,6 +91,41 @@ inline Tensor by_ops(const Tensor& x, const std::vector<Tensor>& w, const Slip& 
   }
   h = ag::layer_norm(sum(s.attention_residual, h, attention(h)), w[8], w[9]);
   return ag::layer_norm(sum(s.ffn_residual, h, ffn(h)), w[10], w[11]);
+}
+
+// A model's logits (B, T, V) for a batch of token ids.
+using Logits = std::function<Tensor(const tasks::Batch&)>;
+
+// `steps` steps of Adam at `lr` on batches of `batch` recall sequences, the loss at the scored position (the query).
+inline void train_on_recall(const tasks::Task& task, const std::vector<std::pair<std::string, Tensor>>& params,
+                            double lr, int steps, int batch, ag::Rng& rng, const Logits& logits) {
+  nn::OptimizerConfig adam;
+  adam.lr = lr;
+  nn::Optimizer optimiser(params, adam);
+  const int V = task.info().vocab;
+  for (int step = 0; step < steps; ++step) {
+    const tasks::Batch b = task.sample(batch, rng);
+    for (const auto& [name, t] : params) Tensor(t).zero_grad();
+    ag::cross_entropy(ag::reshape(logits(b), {b.B * b.T, V}), b.targets, tasks::kIgnore).backward();
+    optimiser.step(lr);
+  }
+}
+
+// The share of `count` held-out sequences (drawn from `seed`) whose key the model names at the query, the last
+// position.
+inline double recall_share(const tasks::Task& task, const Logits& logits, int count, std::uint64_t seed) {
+  ag::NoGrad no_grad;
+  ag::Rng held_out(seed);
+  const tasks::Batch b = task.sample(count, held_out);
+  const Tensor out = logits(b);
+  const int V = task.info().vocab;
+  int right = 0;
+  for (int s = 0; s < b.B; ++s) {
+    const auto last = static_cast<std::size_t>(s * b.T + b.T - 1);
+    const Scalar* row = out.data().data() + last * static_cast<std::size_t>(V);
+    right += static_cast<int>(std::max_element(row, row + V) - row) == b.targets[last];
+  }
+  return double(right) / b.B;
 }
 
 }  // namespace seqgrad::exercises::blocks

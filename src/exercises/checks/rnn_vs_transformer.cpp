@@ -14,17 +14,13 @@
 #include "src/exercises/checks/blocks.h"
 #include "src/exercises/exercise.h"
 #include "src/nn/layers.h"
-#include "src/nn/optim.h"
 #include "src/nn/transformer.h"
 #include "src/tasks/task.h"
 
 using namespace seqgrad::exercises;
 using namespace seqgrad::exercises::blocks;
-namespace tasks = seqgrad::tasks;
 
 namespace {
-
-bool pre_ln_chosen(Checker& c) { return c.choice("pre-ln", exercise::block_pre_ln); }
 
 // The two models' states as seqgrad computes them: the engine's RNN from zeros, and the sinusoidal table then
 // seqgrad's block of the chosen kind, block by block; with a slip for the hints.
@@ -110,38 +106,15 @@ struct Model {
   }
 };
 
+// The RNN as the gates lab trains it; the Transformer learns recall sooner, and costs more a step.
 void train(const Model& m, const tasks::Task& task, ag::Rng& rng) {
-  // The RNN as the gates lab trains it; the Transformer learns recall sooner, and costs more a step.
-  nn::OptimizerConfig adam;
-  adam.lr = m.transformer ? 2e-3 : 3e-3;
-  const int steps = m.transformer ? kTransformerSteps : kRnnSteps;
-  const auto params = m.parameters();
-  nn::Optimizer optimiser(params, adam);
-  const int V = task.info().vocab;
-  for (int step = 0; step < steps; ++step) {
-    const tasks::Batch b = task.sample(kBatch, rng);
-    for (const auto& [name, t] : params) Tensor(t).zero_grad();
-    ag::cross_entropy(ag::reshape(m.logits(m.inputs(b)), {b.B * b.T, V}), b.targets, tasks::kIgnore).backward();
-    optimiser.step(adam.lr);
-  }
+  train_on_recall(task, m.parameters(), m.transformer ? 2e-3 : 3e-3, m.transformer ? kTransformerSteps : kRnnSteps,
+                  kBatch, rng, [&m](const tasks::Batch& b) { return m.logits(m.inputs(b)); });
 }
 
-// The share of held-out sequences whose key the model recalls at the query.
 double recall(const Model& m, const tasks::Task& task) {
-  ag::NoGrad no_grad;
-  ag::Rng held_out(4242);
-  const tasks::Batch b = task.sample(kHeldOut, held_out);
-  const Tensor out = m.logits(m.inputs(b));
-  const int V = task.info().vocab;
-  int right = 0;
-  for (int s = 0; s < b.B; ++s) {
-    const auto row = static_cast<std::size_t>((s * b.T + b.T - 1) * V);
-    int best = 0;
-    for (int v = 1; v < V; ++v)
-      if (out.data()[row + static_cast<std::size_t>(v)] > out.data()[row + static_cast<std::size_t>(best)]) best = v;
-    right += best == b.targets[static_cast<std::size_t>(s * b.T + b.T - 1)];
-  }
-  return double(right) / b.B;
+  return recall_share(
+      task, [&m](const tasks::Batch& b) { return m.logits(m.inputs(b)); }, kHeldOut, 4242);
 }
 
 // |dL/dx_t| at each position t, L the loss at the query, x the embedded input, through the student's model

@@ -11,25 +11,15 @@
 #include "src/exercises/checks/blocks.h"
 #include "src/exercises/exercise.h"
 #include "src/nn/layers.h"
-#include "src/nn/optim.h"
 #include "src/nn/transformer.h"
 #include "src/tasks/task.h"
 
 using namespace seqgrad::exercises;
 namespace nn = seqgrad::nn;
-namespace tasks = seqgrad::tasks;
 
 using namespace seqgrad::exercises::blocks;
 
 namespace {
-
-// The student's block, in both runs: in the reference run, the reference solution's, which follows the kind the
-// student chose (seqgrad tells it, SEQGRAD_CHOICE_PRE_LN); nothing in a student's run is computed another way.
-Tensor checked_block(const Tensor& x, const std::vector<Tensor>& w, int heads) {
-  return exercise::transformer_block(x, as_block_weights(w), heads);
-}
-
-bool pre_ln_chosen(Checker& c) { return c.choice("pre-ln", exercise::block_pre_ln); }
 
 std::vector<Mistake> mistakes(const Checker& c, const Tensor& x, const std::vector<Tensor>& w, bool pre_ln, int heads) {
   ag::NoGrad no_grad;
@@ -53,7 +43,7 @@ void expect_values(Checker& c, int B, int T, int C, int heads, ag::Rng& rng) {
   const EngineBlock e = engine_block(C, heads, pre_ln, rng, true);
   const Tensor x = random_tensor({B, T, C}, rng);
   c.watch("x", x);
-  const Tensor got = checked_block(x, e.weights, heads);
+  const Tensor got = exercise::transformer_block(x, as_block_weights(e.weights), heads);
   expect_shape(c, c.shared("check.output"), {B, T, C}, got.shape());
   ag::NoGrad no_grad;
   const Tensor expected = e.block->forward(x, nullptr, {});
@@ -79,34 +69,14 @@ double trained_recall(bool pre_ln, ag::Rng& rng) {
   for (std::size_t l = 0; l < blocks.size(); ++l)
     for (std::size_t i = 0; i < kFields.size(); ++i)
       params.emplace_back(std::to_string(l) + "." + kFields[i], blocks[l].weights[i]);
-  nn::OptimizerConfig adam;
-  adam.lr = 3e-3;
-  nn::Optimizer optimiser(params, adam);
-  auto logits = [&](const tasks::Batch& b) {
+  const Logits logits = [&](const tasks::Batch& b) {
     Tensor h = embed.forward(b.tokens, {b.B, b.T}) * std::sqrt(Scalar(C)) + nn::sinusoidal_encoding(b.T, C);
     for (const EngineBlock& block : blocks) h = exercise::transformer_block(h, as_block_weights(block.weights), heads);
     if (pre_ln) h = final_ln.forward(h);
     return head.forward(h);
   };
-  for (int step = 0; step < steps; ++step) {
-    const tasks::Batch b = task->sample(batch, rng);
-    for (auto& [name, t] : params) t.zero_grad();
-    ag::cross_entropy(ag::reshape(logits(b), {b.B * b.T, V}), b.targets, tasks::kIgnore).backward();
-    optimiser.step(adam.lr);
-  }
-  ag::NoGrad no_grad;
-  ag::Rng held_out(99);
-  const tasks::Batch b = task->sample(256, held_out);
-  const Tensor out = logits(b);
-  int right = 0;
-  for (int s = 0; s < b.B; ++s) {
-    const std::size_t row = static_cast<std::size_t>((s * b.T + b.T - 1) * V);
-    int best = 0;
-    for (int v = 1; v < V; ++v)
-      if (out.data()[row + static_cast<std::size_t>(v)] > out.data()[row + static_cast<std::size_t>(best)]) best = v;
-    right += best == b.targets[static_cast<std::size_t>(s * b.T + b.T - 1)];
-  }
-  return double(right) / b.B;
+  train_on_recall(*task, params, 3e-3, steps, batch, rng, logits);
+  return recall_share(*task, logits, 256, 99);
 }
 
 }  // namespace
@@ -118,7 +88,8 @@ int main(int argc, char** argv) {
     const bool pre_ln = pre_ln_chosen(c);
     const EngineBlock e = engine_block(8, 2, pre_ln, rng, true);
     const Tensor x = random_tensor({2, 5, 8}, rng);
-    expect_shape(c, c.shared("check.output"), {2, 5, 8}, checked_block(x, e.weights, 2).shape());
+    expect_shape(c, c.shared("check.output"), {2, 5, 8},
+                 exercise::transformer_block(x, as_block_weights(e.weights), 2).shape());
   });
   c.run("values", [&] {
     expect_values(c, 2, 6, 8, 2, rng);
@@ -131,7 +102,7 @@ int main(int argc, char** argv) {
     std::vector<Tensor> in{random_tensor({2, 5, 8}, rng)};
     in.insert(in.end(), e.weights.begin(), e.weights.end());
     const TensorFn student = [](const std::vector<Tensor>& x) {
-      return checked_block(x[0], {x.begin() + 1, x.end()}, 2);
+      return exercise::transformer_block(x[0], as_block_weights({x.begin() + 1, x.end()}), 2);
     };
     const TensorFn engine = [pre_ln](const std::vector<Tensor>& x) {
       return by_ops(x[0], {x.begin() + 1, x.end()}, Slip{pre_ln, 2});
