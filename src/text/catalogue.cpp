@@ -161,6 +161,11 @@ Entry kEntries[] = {
     {"section.6", "6. Everything side by side", "6. 모두 나란히"},
 #include "src/text/catalogue_exercises.inc"
 #include "src/text/catalogue_web.inc"
+#include "src/text/catalogue_cli.inc"
+#include "src/text/catalogue_labs.inc"
+#include "src/text/catalogue_inspect.inc"
+#include "src/text/catalogue_train.inc"
+#include "src/text/catalogue_tools.inc"
 };
 
 bool by_id(const Entry& a, const Entry& b) { return a.id < b.id; }
@@ -232,6 +237,19 @@ std::string one_line(std::string_view s) {
 }
 
 std::string_view to_string(Lang lang) { return lang == Lang::ko ? "ko" : "en"; }
+
+namespace {
+std::optional<Lang>& chosen() {
+  static std::optional<Lang> lang;
+  return lang;
+}
+}  // namespace
+
+Lang lang() {
+  if (!chosen()) chosen() = lang_from_environment();
+  return *chosen();
+}
+void set_lang(Lang lang) { chosen() = lang; }
 
 namespace {
 // The code point that ends `s` (0 for none or malformed), and where it starts.

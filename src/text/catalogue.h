@@ -22,6 +22,13 @@ std::optional<Lang> parse_lang(std::string_view name);
 Lang lang_from_environment();
 std::string_view to_string(Lang lang);
 
+// The language this process speaks: set once by the command line (--lang, or
+// the environment's) and by the page for each request; until then, the
+// environment's. Every floor's messages read it, so an error thrown deep in a
+// task or a checkpoint reader comes out in the student's language.
+Lang lang();
+void set_lang(Lang lang);
+
 // The message `id` in `lang`. An id the catalogue lacks is a bug of the
 // program: std::logic_error naming it.
 std::string_view tr(std::string_view id, Lang lang);
@@ -42,6 +49,12 @@ template <class... Args>
 std::string trf(std::string_view id, Lang lang, Args&&... args) {
   std::string out = fmt::format(fmt::runtime(tr(id, lang)), std::forward<Args>(args)...);
   return lang == Lang::ko ? korean_particles(out) : out;
+}
+
+// The message `id` in the process's language (lang()), its fields filled.
+template <class... Args>
+std::string msg(std::string_view id, Args&&... args) {
+  return trf(id, lang(), std::forward<Args>(args)...);
 }
 
 // The length of the UTF-8 character at s[i], or 0 when the bytes there are not
