@@ -30,16 +30,21 @@ void add_export_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>
 // --lang en|ko on `app`, into `lang`, saying `what` it changes; and the language
 // it names, or the environment's (LC_ALL, LC_MESSAGES, LANG) when not given.
 inline void add_lang_option(CLI::App* app, std::string& lang, const std::string& what) {
-  app->add_option("--lang", lang, "en or ko: " + what + " (default: from LANG)")
+  app->add_option(
+         "--lang", lang,
+         text::lang() == text::Lang::ko ? text::msg("cli.help.lang") : "en or ko: " + what + " (default: from LANG)")
       ->check(CLI::Validator(
-          [](const std::string& s) {
-            return s == "en" || s == "ko" ? std::string() : "--lang is en or ko, got '" + s + "'";
-          },
+          [](const std::string& s) { return s == "en" || s == "ko" ? std::string() : text::msg("cli.lang_bad", s); },
           "en|ko"));
 }
 inline text::Lang chosen_lang(const std::string& lang) {
   return lang.empty() ? text::lang_from_environment() : *text::parse_lang(lang);
 }
+
+// What a refusal of the command line says, in the chosen language: CLI11's own
+// (English) refusals said again in Korean when the language is Korean
+// (parse_errors.cpp); anything else as it is.
+std::string parse_error_text(const std::exception& e);
 
 // The whole of `s` as a finite number, or nothing ("1e-3x", "nan", "inf" and "" are not numbers).
 inline std::optional<double> parse_finite(const std::string& s) {
@@ -65,7 +70,7 @@ inline CLI::Validator finite_range(double lo, double hi) {
       [lo, hi, range](const std::string& s) {
         const std::optional<double> v = parse_finite(s);
         if (v && *v >= lo && *v <= hi) return std::string();
-        return "must be a finite number in " + range + ", got '" + s + "'";
+        return text::msg("cli.not_finite_in", range, s);
       },
       "FLOAT in " + range);
 }

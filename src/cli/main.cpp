@@ -19,9 +19,11 @@
 #include "src/cli/commands.h"
 #include "src/io/memory.h"
 #include "src/runtime/runtime.h"
+#include "src/text/catalogue.h"
 
 namespace {
 
+using seqgrad::text::msg;
 using seqgrad::text::one_line;
 using seqgrad::text::utf8_char_at;
 
@@ -32,21 +34,52 @@ int output_written(int code) {
   std::cout.flush();
   const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
   if (!failed) return code;
-  fmt::print(stderr, "seqgrad: writing to standard output failed ({})\n", std::strerror(errno ? errno : EIO));
+  fmt::print(stderr, "seqgrad: {}\n", msg("cli.write_failed", std::strerror(errno ? errno : EIO)));
   return 1;
+}
+
+// The language the command line names (--lang ko, --lang=ko), read before the
+// options are built, since their help is written in it; the environment's
+// when it names none, or one that is not en or ko (which the option refuses).
+seqgrad::text::Lang language_of(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    std::string_view value;
+    if (arg == "--lang" && i + 1 < argc)
+      value = argv[i + 1];
+    else if (arg.rfind("--lang=", 0) == 0)
+      value = arg.substr(7);
+    if (value == "en") return seqgrad::text::Lang::en;
+    if (value == "ko") return seqgrad::text::Lang::ko;
+  }
+  return seqgrad::text::lang_from_environment();
+}
+
+// CLI11's help in the chosen language: its headings, and its two flags' words.
+void speak_help(CLI::App& app) {
+  if (seqgrad::text::lang() != seqgrad::text::Lang::ko) return;
+  const auto f = app.get_formatter();
+  for (const char* label :
+       {"Usage", "OPTIONS", "SUBCOMMAND", "SUBCOMMANDS", "Positionals", "REQUIRED", "Needs", "Excludes"})
+    f->label(label, msg(std::string("cli.label.") + label));
+  app.option_defaults()->group(msg("cli.label.Options"));
+  app.set_help_flag("-h,--help", msg("cli.help.help"));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   seqgrad::runtime::start();  // the engine's backend, the one choice of it above the engine
-  CLI::App app{"seqgrad: why attention replaced recurrence, measured on a from-scratch autograd engine"};
+  seqgrad::text::set_lang(language_of(argc, argv));
+  CLI::App app{msg("cli.app")};
+  speak_help(app);
   app.require_subcommand(1);
   // The build is part of the version: trained figures differ in their last digits between -march settings.
   app.set_version_flag("--version",
-                       std::string("seqgrad ") + SEQGRAD_VERSION + " (" + seqgrad::bench::build_description() + ")");
+                       std::string("seqgrad ") + SEQGRAD_VERSION + " (" + seqgrad::bench::build_description() + ")",
+                       msg("cli.help.version"));
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return "seqgrad: " + one_line(e.what()) + " (see seqgrad --help)\n";
+    return "seqgrad: " + msg("cli.see_help", one_line(seqgrad::cli::parse_error_text(e))) + "\n";
   });
   std::vector<std::pair<CLI::App*, seqgrad::cli::Runner>> commands;
   seqgrad::cli::add_engine_commands(app, commands);
@@ -65,24 +98,36 @@ int main(int argc, char** argv) {
     try {
       kernels = ag::to_string(ag::parse_kernel_path(env));
     } catch (const ag::ValueError& e) {
-      fmt::print(stderr, "seqgrad: SEQGRAD_KERNELS: {}\n", e.what());
+      fmt::print(stderr, "seqgrad: SEQGRAD_KERNELS: {}\n", msg("cli.kernels_bad", env));
       return 2;
     }
   }
   for (const auto& [sub, run] : commands) {
     if (sub->get_name() == "make-data" || sub->get_name() == "exercise") continue;
-    sub->add_option("--kernels", kernels,
-                    "the ops' implementation: fast, or reference (the core's plain loops, autograd/)")
+    sub->add_option("--kernels", kernels, msg("cli.help.kernels"))
         ->check(CLI::IsMember({"fast", "reference"}))
         ->capture_default_str();
   }
+  // CLI11 gives each command its help flag before its group's name: the flags' group, in the language.
+  if (seqgrad::text::lang() == seqgrad::text::Lang::ko)
+    for (CLI::App* sub : app.get_subcommands({}))
+      for (CLI::App* a : [&] {
+             auto all = sub->get_subcommands({});
+             all.push_back(sub);
+             return all;
+           }())
+        if (a->get_help_ptr()) a->get_help_ptr()->group(msg("cli.label.Options"));
+  // Every command speaks en or ko: the ones whose words were Korean first (lab, exercise) have their own --lang.
+  std::string lang;
+  for (const auto& [sub, run] : commands)
+    if (!sub->get_option_no_throw("--lang")) seqgrad::cli::add_lang_option(sub, lang, "what it prints");
 
   // With no command at all: the commands, a line each, on standard output, and
   // the one line of the error on standard error.
   if (argc == 1) {
-    fmt::print("usage: seqgrad COMMAND [OPTIONS]   (seqgrad COMMAND --help for its options)\n\ncommands:\n");
+    fmt::print("{}\n\n{}\n", msg("cli.usage"), msg("cli.commands"));
     for (const auto& [sub, run] : commands) fmt::print("  {:<12} {}\n", sub->get_name(), sub->get_description());
-    fmt::print(stderr, "seqgrad: a command is required; the commands are listed above\n");
+    fmt::print(stderr, "seqgrad: {}\n", msg("cli.command_required"));
     return 2;
   }
   // CLI11 would only say that a subcommand is required; name the word it did not know.
@@ -93,8 +138,7 @@ int main(int argc, char** argv) {
     known = known || (argc > 1 && sub->get_name() == argv[1]);
   }
   if (argc > 1 && argv[1][0] != '-' && !known) {
-    fmt::print(stderr, "seqgrad: unknown command '{}'; the commands are: {} (see seqgrad --help)\n", one_line(argv[1]),
-               names);
+    fmt::print(stderr, "seqgrad: {}\n", msg("cli.unknown_command", one_line(argv[1]), names));
     return 2;
   }
   // Arguments end up in JSON (a run's config) and SVG text, which carry only UTF-8: a
@@ -104,10 +148,7 @@ int main(int argc, char** argv) {
     for (std::size_t at = 0; at < arg.size();) {
       const std::size_t n = utf8_char_at(arg, at);
       if (n == 0) {
-        fmt::print(stderr,
-                   "seqgrad: argument {} ('{}') is not valid UTF-8 (byte {}); seqgrad writes its arguments into JSON, "
-                   "so names must be UTF-8\n",
-                   i, one_line(arg), at);
+        fmt::print(stderr, "seqgrad: {}\n", msg("cli.not_utf8", i, one_line(arg), at));
         return 2;
       }
       at += n;
@@ -126,8 +167,7 @@ int main(int argc, char** argv) {
         "--python", "--input", "--prompt", "--vectors",    "--dir",        "--models", "--model"};
     if (prefixed && option.rfind("--", 0) == 0 && !kTextOptions.count(option) &&
         value.substr(2).find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos) {
-      fmt::print(stderr, "seqgrad: {} {}: write numbers in decimal (no 0x, 0b or 0o prefix)\n", one_line(option),
-                 one_line(value));
+      fmt::print(stderr, "seqgrad: {}\n", msg("cli.not_decimal", one_line(option), one_line(value)));
       return 2;
     }
   }
@@ -136,30 +176,28 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (!lang.empty()) seqgrad::text::set_lang(seqgrad::cli::chosen_lang(lang));
   const double available_at_start = seqgrad::io::available_memory_bytes();
   try {
     ag::set_kernel_path(ag::parse_kernel_path(kernels));
     if (ag::kernel_path() == ag::KernelPath::fast && !seqgrad::runtime::fast_backend_built()) {
-      fmt::print(stderr,
-                 "seqgrad: this build has no fast kernels (cmake -DSEQGRAD_FAST=OFF); use --kernels reference\n");
+      fmt::print(stderr, "seqgrad: {}\n", msg("cli.no_fast"));
       return 2;
     }
     for (const auto& [sub, run] : commands)
       if (*sub) return output_written(run());
   } catch (const CLI::Error& e) {  // an option judged once the run's checkpoint is read (sample --prompt)
-    fmt::print(stderr, "seqgrad: {}\n", one_line(e.what()));
+    fmt::print(stderr, "seqgrad: {}\n", one_line(seqgrad::cli::parse_error_text(e)));
     return 2;
   } catch (const ag::ShapeError& e) {  // shapes the program itself got wrong: a failure, not a usage error
-    fmt::print(stderr, "seqgrad: internal error: {}\n", one_line(e.what()));
+    fmt::print(stderr, "seqgrad: {}\n", msg("cli.internal_error", one_line(e.what())));
     return 1;
   } catch (
       const std::invalid_argument& e) {  // a value the parser could not judge alone (d_model vs heads, a text file)
     fmt::print(stderr, "seqgrad: {}\n", one_line(e.what()));
     return 2;
   } catch (const std::bad_alloc&) {  // the up-front estimate (train) fell short, or a command has none
-    fmt::print(stderr,
-               "seqgrad: ran out of memory ({} were available when it started); lower --batch, --len or --d-model\n",
-               seqgrad::io::human_bytes(available_at_start));
+    fmt::print(stderr, "seqgrad: {}\n", msg("cli.out_of_memory", seqgrad::io::human_bytes(available_at_start)));
     return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "seqgrad: {}\n", one_line(e.what()));

@@ -18,7 +18,7 @@ Entry kEntries[] = {
     {"exercise.list_footer",
      "Start one with: seqgrad exercise start NAME, then check it with: seqgrad exercise check NAME",
      "시작: seqgrad exercise start NAME, 확인: seqgrad exercise check NAME"},
-    {"exercise.unknown", "no exercise '{}'; the exercises are: {}", "'{}'라는 연습 문제는 없습니다. 목록: {}"},
+    {"exercise.unknown", "no exercise '{}'; the exercises are: {}", "'{}'[이라는/라는] 연습 문제는 없습니다. 목록: {}"},
     {"exercise.written", "wrote {}: write your code where it says 'your code here', then run: {}",
      "{} 파일을 만들었습니다. 'your code here' 자리에 코드를 작성한 뒤 실행하세요: {}"},
     {"exercise.kept", "{} is already there and has been edited: left as it is (--force writes a fresh stub over it)",
