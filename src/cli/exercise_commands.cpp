@@ -64,11 +64,7 @@ int run_check(const std::string& name, const std::string& file, const std::strin
 
 int run_check_all(const std::string& dir, bool json, double timeout, Lang lang) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
-    throw std::invalid_argument("there is no directory " + dir +
-                                " (the exercises are started there with: seqgrad "
-                                "exercise start NAME --dir " +
-                                dir + ")");
+  if (!std::filesystem::is_directory(dir, ec)) throw std::invalid_argument(text::msg("exercise.no_dir", dir));
   std::vector<ex::CheckReport> reports;
   for (const ex::Exercise& e : ex::all())
     reports.push_back(ex::check(e, default_file(dir, e.name), {lang, timeout, show_progress}));
@@ -93,8 +89,8 @@ void add_exercise_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runne
     double timeout = 10;
   };
   auto a = std::make_shared<Args>();
-  auto* exercise = app.add_subcommand("exercise", "write the chapter's pieces yourself and have them checked");
-  exercise->add_flag("--list", a->list, "list the exercises");
+  auto* exercise = app.add_subcommand("exercise", text::msg("exercise.help.command"));
+  exercise->add_flag("--list", a->list, text::msg("exercise.help.list"));
   exercise->require_subcommand(0, 1);
   const CLI::Validator exercise_name(
       [](const std::string& s) {
@@ -108,27 +104,27 @@ void add_exercise_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runne
       "NAME");
   const auto lang = [a] { return chosen_lang(a->lang); };
   auto add_common = [&](CLI::App* sub) {
-    sub->add_option("--dir", a->dir, "where the exercise files are")->capture_default_str();
+    sub->add_option("--dir", a->dir, text::msg("exercise.help.dir"))->capture_default_str();
     add_lang_option(sub, a->lang, "the statements, checks and hints");
   };
 
-  auto* start = exercise->add_subcommand("start", "write the stub DIR/NAME.cpp to fill in");
-  start->add_option("name", a->name, "the exercise")->required()->check(exercise_name);
-  start->add_flag("--force", a->force, "write the stub over a file that has been edited");
+  auto* start = exercise->add_subcommand("start", text::msg("exercise.help.start"));
+  start->add_option("name", a->name, text::msg("exercise.help.name"))->required()->check(exercise_name);
+  start->add_flag("--force", a->force, text::msg("exercise.help.force"));
   add_common(start);
 
-  auto* check = exercise->add_subcommand("check", "compile your file, run the exercise's checks, say what is wrong");
-  check->add_option("name", a->name, "the exercise")->required()->check(exercise_name);
-  check->add_option("file", a->file, "your file (default: DIR/NAME.cpp)");
-  check->add_flag("--json", a->json, "print one JSON object, for graders");
-  check->add_option("--timeout", a->timeout, "seconds the checks may run before they are stopped")
+  auto* check = exercise->add_subcommand("check", text::msg("exercise.help.check"));
+  check->add_option("name", a->name, text::msg("exercise.help.name"))->required()->check(exercise_name);
+  check->add_option("file", a->file, text::msg("exercise.help.file"));
+  check->add_flag("--json", a->json, text::msg("exercise.help.json"));
+  check->add_option("--timeout", a->timeout, text::msg("exercise.help.timeout"))
       ->check(finite_range(0.1, 3600.0))
       ->capture_default_str();
   add_common(check);
 
-  auto* check_all = exercise->add_subcommand("check-all", "check every exercise in DIR: a progress table");
-  check_all->add_flag("--json", a->json, "print a JSON array, one object per exercise");
-  check_all->add_option("--timeout", a->timeout, "seconds each exercise's checks may run")
+  auto* check_all = exercise->add_subcommand("check-all", text::msg("exercise.help.check_all"));
+  check_all->add_flag("--json", a->json, text::msg("exercise.help.json_all"));
+  check_all->add_option("--timeout", a->timeout, text::msg("exercise.help.timeout_all"))
       ->check(finite_range(0.1, 3600.0))
       ->capture_default_str();
   add_common(check_all);
@@ -140,7 +136,7 @@ void add_exercise_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runne
       if (*check) return run_check(a->name, a->file, a->dir, a->json, a->timeout, lang());
       if (*check_all) return run_check_all(a->dir, a->json, a->timeout, lang());
     } catch (const ex::Interrupted&) {
-      fmt::print(stderr, "seqgrad: stopped by a signal; the check's processes are killed and its files removed\n");
+      fmt::print(stderr, "seqgrad: {}\n", text::msg("exercise.interrupted"));
       return kInterruptedExit;
     }
     return run_list(lang());

@@ -161,7 +161,7 @@ std::span<const Exercise> all() { return kExercises; }
 const Exercise& find(std::string_view name) {
   for (const Exercise& e : kExercises)
     if (e.name == name) return e;
-  throw std::invalid_argument("no exercise '" + std::string(name) + "'; the exercises are: " + names());
+  throw std::invalid_argument(text::msg("exercise.unknown", name, names()));
 }
 
 std::vector<std::string> check_ids(const Exercise& exercise) {
@@ -242,7 +242,7 @@ StartResult start(const Exercise& e, const std::string& dir, bool force, text::L
   }
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw std::runtime_error("cannot create the directory " + dir + ": " + ec.message());
+  if (ec) throw std::runtime_error(text::msg("exercise.mkdir_failed", dir, ec.message()));
   io::write_file(path, stub);
   return {StartOutcome::written, path};
 }

@@ -10,6 +10,7 @@
 #include "src/bench/workloads.h"
 #include "src/inspect/attention.h"
 #include "src/inspect/charts.h"
+#include "src/inspect/compare.h"
 #include "src/inspect/grads.h"
 #include "src/inspect/paths.h"
 #include "src/labs/lab.h"
@@ -75,9 +76,11 @@ json hello() {
   json lab_list = json::array();
   for (const labs::Lab& lab : labs::all_labs()) {
     const std::string id = "lab." + lab.name + ".claim";
-    lab_list.push_back({{"name", lab.name},
-                        {"source", lab.source},
-                        {"claim", {{"en", text::tr(id, text::Lang::en)}, {"ko", text::tr(id, text::Lang::ko)}}}});
+    const std::string source = "lab." + lab.name + ".source";
+    lab_list.push_back(
+        {{"name", lab.name},
+         {"source", {{"en", text::tr(source, text::Lang::en)}, {"ko", text::tr(source, text::Lang::ko)}}},
+         {"claim", {{"en", text::tr(id, text::Lang::en)}, {"ko", text::tr(id, text::Lang::ko)}}}});
   }
   return {{"version", SEQGRAD_VERSION},
           {"models", nn::choices::kinds},
@@ -90,9 +93,16 @@ json hello() {
 
 // The loss and the batch accuracy so far, as two line charts.
 json progress_charts(const std::vector<train::StepLog>& log, text::Lang lang) {
-  report::LineChart loss{tr("web.chart.loss", lang), tr("web.chart.step", lang), "loss", true, {}, 480, 280};
-  report::LineChart acc{tr("web.chart.accuracy", lang), tr("web.chart.step", lang), "accuracy", false, {}, 480, 280};
-  report::Series l{"loss", {}, {}}, a{"accuracy", {}, {}};
+  report::LineChart loss{
+      tr("web.chart.loss", lang), tr("web.chart.step", lang), tr("web.chart.loss_axis", lang), true, {}, 480, 280};
+  report::LineChart acc{tr("web.chart.accuracy", lang),
+                        tr("web.chart.step", lang),
+                        tr("web.chart.accuracy_axis", lang),
+                        false,
+                        {},
+                        480,
+                        280};
+  report::Series l{tr("web.chart.loss_axis", lang), {}, {}}, a{tr("web.chart.accuracy_axis", lang), {}, {}};
   for (const train::StepLog& s : log) {
     l.x.push_back(static_cast<double>(s.step)), l.y.push_back(s.loss);
     if (s.accuracy) a.x.push_back(static_cast<double>(s.step)), a.y.push_back(*s.accuracy);
@@ -211,6 +221,105 @@ json train_model(const json& r, const Post& post) {
   return out;
 }
 
+// --- compare: the chapter's comparison, side by side ----------------------------------------
+
+// The recurrent models beside the Transformer on recall, as `seqgrad compare`
+// trains them (same data, seed and steps): their loss, the gradient reaching
+// each position after training, the path length from x_0, and one line that
+// says, from the figures, whether the chapter's prediction showed.
+json compare(const json& r, const Post& post) {
+  const text::Lang lang = lang_field(r);
+  inspect::CompareConfig c;
+  c.models.clear();
+  if (r.contains("models")) {
+    if (!r["models"].is_array() || r["models"].empty() || r["models"].size() > nn::choices::kinds.size())
+      throw std::invalid_argument(text::msg("web.compare.models_bad"));
+    for (const json& m : r["models"]) {
+      const std::string name = choice_field({{"model", m}}, "model", "", nn::choices::kinds);
+      if (std::find(c.models.begin(), c.models.end(), name) != c.models.end())
+        throw std::invalid_argument(text::msg("web.compare.models_bad"));
+      c.models.push_back(name);
+    }
+  } else {
+    c.models = {"rnn", "lstm", "transformer"};
+  }
+  const bool has_transformer = std::count(c.models.begin(), c.models.end(), "transformer") == 1;
+  if (!has_transformer || c.models.size() < 2) throw std::invalid_argument(text::msg("web.compare.models_bad"));
+  c.task = {"recall", static_cast<int>(int_field(r, "len", 16, 4, 128)), "", ""};
+  c.steps = static_cast<int>(int_field(r, "steps", 300, 1, 5000));
+  c.d_model = static_cast<int>(int_field(r, "d_model", 64, 4, 256));
+  c.seed = static_cast<std::uint64_t>(int_field(r, "seed", 0, 0, std::int64_t{1} << 40));
+  c.eval_size = 256;
+  c.snapshots = 2;  // before and after: the chart shows after
+  c.path_lengths = {8, 16, 32, 64};
+  c.validate();
+  auto last_post = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  const auto observer_for = [&](const std::string& model) {
+    train::TrainObserver o;
+    o.on_step = [&, model](const train::StepLog& s, long total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!post || (now - last_post < std::chrono::milliseconds(200) && s.step != total)) return;
+      last_post = now;
+      post({{"type", "compare-progress"},
+            {"model", model},
+            {"step", s.step},
+            {"steps", total},
+            {"text", model + ": " + progress_text(s, total, lang)}});
+    };
+    return o;
+  };
+  const inspect::CompareResult result = inspect::run_compare(c, observer_for);
+
+  report::LineChart loss{tr("web.compare.loss_chart", lang),
+                         tr("web.chart.step", lang),
+                         tr("web.chart.loss_axis", lang),
+                         true,
+                         {},
+                         480,
+                         280};
+  report::LineChart grads{
+      tr("web.compare.grads_chart", lang), tr("web.grads.distance", lang), "|dL/dx_t|", true, {}, 480, 280};
+  report::LineChart paths{tr("web.compare.paths_chart", lang), "T", tr("web.paths.ops", lang), false, {}, 480, 280};
+  json rows = json::array();
+  const inspect::Contender* transformer = nullptr;
+  const inspect::Contender* best_recurrent = nullptr;
+  for (const inspect::Contender& k : result.contenders) {
+    report::Series l{k.model, {}, {}}, g{k.model, {}, {}}, p{k.model, {}, {}};
+    for (const train::StepLog& s : k.run.log) l.x.push_back(static_cast<double>(s.step)), l.y.push_back(s.loss);
+    const inspect::GradProfile& after = k.snapshots.back();
+    for (std::size_t t = 0; t < after.distance.size(); ++t)
+      g.x.push_back(after.distance[t]), g.y.push_back(after.grad_norm_x[t]);
+    for (const inspect::PathReport& pr : k.paths) p.x.push_back(pr.len), p.y.push_back(pr.max_path());
+    loss.series.push_back(l), grads.series.push_back(g), paths.series.push_back(p);
+    const double acc = k.run.eval.token_acc.value_or(0);
+    rows.push_back({{"model", k.model},
+                    {"params", k.run.params},
+                    {"token_acc", acc},
+                    {"final_loss", k.run.log.empty() ? 0.0 : k.run.log.back().loss},
+                    {"grad_far_near", after.decay()},
+                    {"path_from_first", k.paths.back().max_path()},
+                    {"ms_per_step", k.run.ms_per_step}});
+    if (k.model == "transformer")
+      transformer = &k;
+    else if (!best_recurrent || acc > best_recurrent->run.eval.token_acc.value_or(0))
+      best_recurrent = &k;
+  }
+  // The verdict, from the held-out accuracies: the Transformer far ahead (the chapter's prediction), the
+  // models close (the key is near enough to carry), or anything else (not shown at this budget).
+  const double chance = 100 * result.info.chance;
+  std::string verdict, kind;
+  {
+    const double t = 100 * transformer->run.eval.token_acc.value_or(0);
+    const double b = 100 * best_recurrent->run.eval.token_acc.value_or(0);
+    kind = t >= 90 && t - b >= 20 ? "attention" : std::abs(t - b) < 20 ? "close" : "other";
+    verdict = text::trf("web.compare.verdict_" + kind, lang, result.info.len, t, best_recurrent->model, b, chance);
+  }
+  return {{"type", "compared"},   {"len", result.info.len},
+          {"steps", c.steps},     {"chance", result.info.chance},
+          {"rows", rows},         {"verdict", verdict},
+          {"verdict_kind", kind}, {"charts", json::array({report::svg(loss), report::svg(grads), report::svg(paths)})}};
+}
+
 // --- paths, lab, bench -----------------------------------------------------------------------
 
 json paths(const json& r) {
@@ -258,12 +367,15 @@ json handle(const json& request, const Post& post) {
   if (!request.is_object() || !request.contains("cmd") || !request["cmd"].is_string())
     throw std::invalid_argument("a request is a JSON object with a string 'cmd'");
   const std::string cmd = request["cmd"].get<std::string>();
+  text::set_lang(
+      lang_field(request));  // what the floors below say (a lab's refusal, a task's) is in the page's language
   if (cmd == "hello") return hello();
   if (cmd == "train") return train_model(request, post);
+  if (cmd == "compare") return compare(request, post);
   if (cmd == "paths") return paths(request);
   if (cmd == "lab") return lab(request);
   if (cmd == "bench") return bench(request);
-  throw std::invalid_argument("unknown cmd '" + cmd + "'; expected hello, train, paths, lab or bench");
+  throw std::invalid_argument("unknown cmd '" + cmd + "'; expected hello, train, compare, paths, lab or bench");
 }
 
 std::string handle_text(const std::string& request, const Post& post) {

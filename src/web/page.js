@@ -12,6 +12,8 @@
     progressLog: [], // [step, loss, batch accuracy, seconds] of each progress message of the run
     trained: null,
     paths: null,
+    compared: null,
+    compareProgress: [], // the models whose training the compare mode has reported, in order
     labs: {},
     errors: [],
   });
@@ -67,6 +69,7 @@
     });
     if (hello) renderLabs();
     if (state.trained) showTrained(state.trained, false);
+    if (state.compared) showCompared(state.compared);
   }
   function chooseLanguage() {
     var saved = null;
@@ -125,6 +128,7 @@
     state.busy = busy;
     $('train-start').disabled = busy || !state.ready;
     $('paths-run').disabled = busy || !state.ready;
+    $('compare-run').disabled = busy || !state.ready;
     $('train-stop').disabled = !busy;
     document.querySelectorAll('.lab button').forEach(function (b) {
       b.disabled = busy || !state.ready;
@@ -197,6 +201,9 @@
       state.progressLog.push([m.step, m.loss, m.accuracy === undefined ? null : m.accuracy, m.elapsed]);
       text($('train-progress'), m.text);
       setCharts($('progress-charts'), m.charts);
+    } else if (m.type === 'compare-progress') {
+      if (state.compareProgress.indexOf(m.model) < 0) state.compareProgress.push(m.model);
+      text($('compare-progress'), m.text);
     } else if (m.type === 'grads') {
       setCharts($('grads-charts'), m.charts);
     }
@@ -273,6 +280,52 @@
     text($('trained-paths'), format(t('paths.trained'), [p.len, p.from_first, p.from_last, p.sequential_ops]));
   }
 
+  // --- the comparison: the recurrent models beside the Transformer -------------------------------
+  $('compare-run').addEventListener('click', function () {
+    var request = {
+      cmd: 'compare',
+      models: ['rnn', 'lstm', 'transformer'],
+      len: readInt('compare-len'),
+      steps: readInt('compare-steps'),
+      lang: lang,
+    };
+    if (isNaN(request.len)) return fail("'len' must be a whole number");
+    if (isNaN(request.steps)) return fail("'steps' must be a whole number");
+    state.compared = null;
+    state.compareProgress = [];
+    ['compare-table', 'compare-charts'].forEach(function (id) {
+      $(id).innerHTML = '';
+    });
+    text($('compare-verdict'), '');
+    text($('compare-progress'), t('compare.running'));
+    job(request, function (r) {
+      state.compared = r;
+      text($('compare-progress'), '');
+      setCharts($('compare-charts'), r.charts);
+      showCompared(r);
+    });
+  });
+  // The table and the verdict; drawn again when the language changes (the charts keep theirs).
+  function showCompared(r) {
+    text($('compare-verdict'), r.verdict);
+    $('compare-verdict').className = 'verdict ' + (r.verdict_kind === 'attention' ? 'holds' : 'inconclusive');
+    var out = $('compare-table');
+    out.innerHTML = '';
+    var table = make('table');
+    table.id = 'compare-rows';
+    row(table, [t('compare.model'), t('compare.params'), t('compare.token_acc'), t('compare.grad'), t('compare.path')], true);
+    r.rows.forEach(function (m) {
+      row(table, [
+        m.model,
+        String(m.params),
+        (100 * m.token_acc).toFixed(1) + '%',
+        m.grad_far_near.toExponential(2),
+        String(m.path_from_first),
+      ]);
+    });
+    out.appendChild(table);
+  }
+
   // --- path lengths ---------------------------------------------------------------------------
   $('paths-run').addEventListener('click', function () {
     job({ cmd: 'paths', lang: lang }, function (r) {
@@ -289,7 +342,7 @@
       var box = make('div', 'lab');
       box.id = 'lab-' + lab.name;
       box.appendChild(make('h3', '', lab.name));
-      box.appendChild(make('span', 'muted', '  (' + lab.source + ')'));
+      box.appendChild(make('span', 'muted', '  (' + lab.source[lang] + ')'));
       box.appendChild(make('p', '', lab.claim[lang]));
       var button = make('button', '', t('labs.run'));
       button.type = 'button';

@@ -115,6 +115,39 @@ TEST_CASE("web: a lab answers with its claim in the asked language and its compu
   CHECK(r["verdict"] == (direct.holds ? "성립" : "성립하지 않음"));
 }
 
+TEST_CASE("web: compare trains the recurrent models beside the Transformer and says what the figures show") {
+  std::vector<json> posts;
+  const json request = {{"cmd", "compare"}, {"models", {"rnn", "transformer"}},
+                        {"len", 8},         {"steps", 60},
+                        {"d_model", 16},    {"lang", "ko"}};
+  const json r = web::handle(request, [&](const json& m) { posts.push_back(m); });
+  REQUIRE(r["rows"].size() == 2);
+  CHECK(r["rows"][0]["model"] == "rnn");
+  CHECK(r["rows"][1]["model"] == "transformer");
+  // The path from x_0 grows with the RNN's steps and not with the Transformer's.
+  CHECK(r["rows"][1]["path_from_first"].get<int>() < r["rows"][0]["path_from_first"].get<int>());
+  std::set<std::string> reported;
+  for (const json& m : posts)
+    if (m["type"] == "compare-progress") reported.insert(m["model"].get<std::string>());
+  CHECK(reported == std::set<std::string>{"rnn", "transformer"});
+  REQUIRE(r["charts"].size() == 3);
+  const std::string loss_chart = r["charts"][0], grads_chart = r["charts"][1];
+  CHECK(loss_chart.find("모델별 학습 손실") != std::string::npos);
+  CHECK(grads_chart.find("rnn") != std::string::npos);
+  // The verdict is the one its kind names, filled with the rows' accuracies.
+  const std::string kind = r["verdict_kind"];
+  REQUIRE((kind == "attention" || kind == "close" || kind == "other"));
+  const double t = 100 * r["rows"][1]["token_acc"].get<double>(), b = 100 * r["rows"][0]["token_acc"].get<double>();
+  CHECK(kind == (t >= 90 && t - b >= 20 ? "attention" : std::abs(t - b) < 20 ? "close" : "other"));
+  CHECK(r["verdict"] == seqgrad::text::trf("web.compare.verdict_" + kind, seqgrad::text::Lang::ko, 8, t, "rnn", b,
+                                           100 * r["chance"].get<double>()));
+  // Without a Transformer, or without a recurrent model, there is nothing to compare.
+  for (const json& models : {json{"rnn", "lstm"}, json{"transformer"}, json{"rnn", "rnn", "transformer"}}) {
+    const json answer = json::parse(web::handle_text(json{{"cmd", "compare"}, {"models", models}}.dump(), {}));
+    CHECK(answer["error"] == seqgrad::text::tr("web.compare.models_bad", seqgrad::text::Lang::en));
+  }
+}
+
 TEST_CASE("web: a bad request is one line naming what is wrong") {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"not json", "parse error"},

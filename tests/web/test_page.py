@@ -4,8 +4,9 @@
 Opens build-web/seqgrad.html from disk (no server), trains a small Transformer
 on recall until its held-out accuracy passes 90%, checks that its first loss is
 the command line's for the same seed, runs a lab and reads its verdict, switches
-to Korean, stops a run and starts the engine again, and fails on any error on
-the console. Keeps a screenshot. Needs Debian's chromium, chromium-driver and
+to Korean, stops a run and starts the engine again, runs the compare mode (the
+RNN and the LSTM beside the Transformer) in a browser that asks for Korean, and
+fails on any error on the console. Keeps a screenshot. Needs Debian's chromium, chromium-driver and
 python3-selenium.
 """
 import argparse
@@ -187,6 +188,41 @@ def main():
               f" is shown: '{heading}'")
         if heading != "모델 학습":
             fail("the page does not follow the browser's language")
+
+        # The compare mode, in Korean: the RNN and the LSTM trained beside the Transformer on recall, the three
+        # charts drawn with Korean words, the table and a verdict computed from the accuracies.
+        set_value(driver, "compare-len", 16)
+        set_value(driver, "compare-steps", 300)
+        started = time.time()
+        driver.find_element("id", "compare-run").click()
+        compared = wait_for(driver, "window.seqgradState.compared", 900, "the comparison ending")
+        reported = driver.execute_script("return window.seqgradState.compareProgress")
+        rows = {row["model"]: row for row in compared["rows"]}
+        print(f"compare (Korean page): {time.time() - started:.1f} s; progress from {reported}; " + ", ".join(
+            f"{m} {100 * r['token_acc']:.1f}% (path {r['path_from_first']}, far/near {r['grad_far_near']:.2g})"
+            for m, r in rows.items()))
+        if sorted(rows) != ["lstm", "rnn", "transformer"] or sorted(reported) != ["lstm", "rnn", "transformer"]:
+            fail("the comparison did not train the RNN, the LSTM and the Transformer")
+        charts = driver.find_elements("css selector", "#compare-charts svg")
+        if len(charts) != 3:
+            fail(f"the comparison shows {len(charts)} charts, not 3")
+        chart_text = " ".join(c.text for c in charts)
+        for word in ["모델별 학습 손실", "거리에 따른 |dL/dx_t|", "스텝"]:
+            if word not in chart_text:
+                fail(f"the comparison's charts lack the Korean '{word}': {chart_text[:300]}")
+        for model in ["rnn", "lstm", "transformer"]:
+            if model not in chart_text:
+                fail(f"the comparison's charts name no {model}")
+        verdict = driver.find_element("id", "compare-verdict").text
+        print(f"compare verdict: {verdict}")
+        if compared["verdict_kind"] != "attention" or "이 장의 예측대로" not in verdict:
+            fail("at length 16 after 300 steps the Transformer should recall far better than the recurrent models")
+        if not (rows["transformer"]["path_from_first"] < rows["rnn"]["path_from_first"]):
+            fail("the Transformer's path from x_0 is not shorter than the RNN's")
+        table = driver.find_element("id", "compare-rows").text
+        if "처음 보는 시퀀스의 정확도" not in table:
+            fail("the comparison's table is not in Korean")
+        driver.save_screenshot(str(pathlib.Path(args.screenshot).with_name("seqgrad-compare.png")))
 
         # The console: no error, no warning from the page or the engine.
         problems = [entry for entry in driver.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")]
