@@ -10,12 +10,13 @@
 #include "src/io/files.h"
 #include "src/report/svg.h"
 #include "src/report/terminal.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::inspect {
 
 std::vector<int> parse_tokens(const tasks::Task& task, const std::string& text) {
   const tasks::TaskInfo& info = task.info();
-  if (info.vocab == 0) throw std::invalid_argument("the " + info.name + " task has real-valued inputs, not tokens");
+  if (info.vocab == 0) throw std::invalid_argument(text::msg("inspect.attention.real_valued", info.name));
   if (info.text) return task.encode(text);
   std::vector<int> ids;
   std::istringstream in(text);
@@ -29,19 +30,18 @@ std::vector<int> parse_tokens(const tasks::Task& task, const std::string& text) 
         if (!known.empty()) known += ' ';
         known += task.token_text(id);
       }
-      throw std::invalid_argument("'" + word + "' is not a token of the " + info.name +
-                                  " task; its tokens are: " + known);
+      throw std::invalid_argument(text::msg("inspect.attention.not_token", word, info.name, known));
     }
     ids.push_back(found);
   }
-  if (ids.empty()) throw std::invalid_argument("the input is empty");
+  if (ids.empty()) throw std::invalid_argument(text::msg("inspect.attention.empty"));
   return ids;
 }
 
 AttentionMaps attention_maps(const nn::SequenceModel& model, const tasks::Task& task, const std::string& text,
                              std::uint64_t seed) {
   if (model.config().recurrent())
-    throw std::invalid_argument("a " + model.config().kind + " has no attention to show; use a Transformer checkpoint");
+    throw std::invalid_argument(text::msg("inspect.attention.recurrent", model.config().kind));
   nn::SequenceInput in{1, 0, {}, {}};
   if (text.empty()) {
     const tasks::Batch b = task.eval_batches(1, 1, seed).front();
@@ -81,10 +81,10 @@ std::vector<std::string> write_attention_svgs(const AttentionMaps& maps, const s
   for (std::size_t l = 0; l < maps.weights.size(); ++l) {
     for (std::size_t h = 0; h < maps.weights[l].size(); ++h) {
       const std::string path = fmt::format("{}/layer{}-head{}.svg", dir, l, h);
-      const report::Heatmap m{fmt::format("layer {}, head {}", l, h),
-                              "key",
-                              "query",
-                              "weight",
+      const report::Heatmap m{text::msg("inspect.attention.layer_head", l, h),
+                              text::msg("inspect.attention.key"),
+                              text::msg("inspect.attention.query"),
+                              text::msg("inspect.attention.weight"),
                               maps.tokens,
                               maps.tokens,
                               maps.weights[l][h],
@@ -106,13 +106,14 @@ std::string to_text(const AttentionMaps& maps, const std::string& dir, bool colo
   std::string text;
   for (std::size_t l = 0; l < maps.weights.size(); ++l) {
     for (std::size_t h = 0; h < maps.weights[l].size(); ++h) {
-      text += fmt::format("layer {}, head {} (rows: queries, columns: keys)\n", l, h);
+      text += fmt::format("{}\n", text::msg("inspect.attention.map", l, h));
       text += fmt::format("{}\n", report::terminal_heatmap(maps.weights[l][h], maps.tokens, false, colour));
     }
   }
   std::string input;
   for (const auto& t : maps.tokens) input += (input.empty() ? "" : " ") + t;
-  return text + fmt::format("input: {}\nSVG files: {}/layer*-head*.svg\n", input, dir);
+  return text + fmt::format("{}\n{}\n", text::msg("inspect.attention.input", input),
+                            text::msg("inspect.attention.files", dir));
 }
 
 }  // namespace seqgrad::inspect

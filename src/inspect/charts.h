@@ -1,7 +1,7 @@
 // The inspection charts that more than one page draws (the compare report and
 // the browser bench): the gradient over training as a heatmap, and a
 // Transformer layer's attention. Their words are parameters, so that a page
-// can draw them in English or in Korean.
+// can draw them in English or in Korean; by default, the process's language.
 #pragma once
 
 #include <string>
@@ -10,13 +10,14 @@
 #include "src/inspect/attention.h"
 #include "src/inspect/grads.h"
 #include "src/report/svg.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::inspect {
 
 struct GradHeatmapWords {
-  std::string title_suffix = ": |dL/dx_t| over training";
-  std::string x_label = "distance to the loss position";
-  std::string y_label = "training step";
+  std::string title_suffix = text::msg("inspect.heat.suffix");
+  std::string x_label = text::msg("inspect.grads.distance");
+  std::string y_label = text::msg("inspect.heat.y");
 };
 
 // One row per profile (steps[i] the step it was taken at), one column per
@@ -25,10 +26,11 @@ report::Heatmap gradient_heatmap(const std::string& model, const std::vector<lon
                                  const std::vector<GradProfile>& profiles, const GradHeatmapWords& words = {});
 
 struct AttentionWords {
-  std::string head = "head {}";  // {}: the head's index
-  std::string key = "key position", query = "query position", weight = "weight";
-  std::string last_query = "the last query ('{}'): its weight on each key";  // {}: its token
-  std::string attention_weight = "attention weight";
+  std::string head = std::string(text::tr("inspect.attention.head", text::lang()));  // {}: the head's index
+  std::string key = text::msg("inspect.attention.key_position"), query = text::msg("inspect.attention.query_position"),
+              weight = text::msg("inspect.attention.weight");
+  std::string last_query = std::string(text::tr("inspect.attention.last_query", text::lang()));  // {}: its token
+  std::string attention_weight = text::msg("inspect.attention.attention_weight");
 };
 
 // A heatmap per head of `layer` (rows queries, columns keys), then the last

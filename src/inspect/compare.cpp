@@ -4,18 +4,19 @@
 #include <stdexcept>
 
 #include "src/runtime/runtime.h"
+#include "src/text/catalogue.h"
 #include "src/train/loss.h"
 
 namespace seqgrad::inspect {
 
 void CompareConfig::validate() const {
-  if (models.empty()) throw std::invalid_argument("--models names no model");
+  if (models.empty()) throw std::invalid_argument(text::msg("inspect.compare.no_model"));
   for (const auto& m : models) nn::choices::check("model", m, nn::choices::kinds);
-  if (steps < 1) throw std::invalid_argument("--steps must be positive, got " + std::to_string(steps));
-  if (batch < 1) throw std::invalid_argument("--batch must be positive, got " + std::to_string(batch));
-  if (snapshots < 1) throw std::invalid_argument("snapshots must be positive");
+  if (steps < 1) throw std::invalid_argument(text::msg("inspect.compare.steps", steps));
+  if (batch < 1) throw std::invalid_argument(text::msg("inspect.compare.batch", batch));
+  if (snapshots < 1) throw std::invalid_argument(text::msg("inspect.compare.snapshots"));
   for (int len : path_lengths)
-    if (len < 1 || len > 4096) throw std::invalid_argument("path lengths must be between 1 and 4096");
+    if (len < 1 || len > 4096) throw std::invalid_argument(text::msg("inspect.compare.path_lengths"));
 }
 
 namespace {

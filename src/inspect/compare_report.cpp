@@ -10,6 +10,8 @@
 #include "src/io/files.h"
 #include "src/report/html.h"
 #include "src/report/svg.h"
+#include "src/report/terminal.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::inspect {
 
@@ -46,18 +48,14 @@ std::string size_note(const CompareResult& r) {
     std::string widths;
     for (const Contender& c : r.contenders)
       widths += fmt::format("{}{} {}", widths.empty() ? "" : ", ", c.model, c.d_model);
-    return fmt::format("widths {}: each recurrent model sized to the Transformer's parameter count (--match-params)",
-                       widths);
+    return text::msg("inspect.compare.widths", widths);
   }
   const auto [small, large] =
       std::minmax_element(r.contenders.begin(), r.contenders.end(),
                           [](const Contender& a, const Contender& b) { return a.run.params < b.run.params; });
   const double ratio = static_cast<double>(large->run.params) / static_cast<double>(small->run.params);
   if (ratio < 1.5) return "";
-  return fmt::format(
-      "sizes differ: {} has {:.1f} times the parameters of {} at one width (d_model {}); "
-      "--match-params sizes each recurrent model to the Transformer's count",
-      large->model, ratio, small->model, r.config.d_model);
+  return text::msg("inspect.compare.sizes", large->model, ratio, small->model, r.config.d_model);
 }
 
 }  // namespace
@@ -116,30 +114,38 @@ nlohmann::json to_json(const CompareResult& r) {
 }
 
 std::string to_text(const CompareResult& r) {
-  std::string text = fmt::format("\n{} (len {}), {} steps of batch {}, seed {}\n", r.info.name, r.info.len,
-                                 r.config.steps, r.config.batch, r.config.seed);
+  std::string text = fmt::format("\n{}\n", text::msg("inspect.compare.heading", r.info.name, r.info.len, r.config.steps,
+                                                     r.config.batch, r.config.seed));
   // The sequence accuracy (or MSE) column only where some model has one: recall has neither.
   bool second = false;
   for (const Contender& c : r.contenders) second = second || c.run.eval.seq_acc || c.run.eval.mse;
-  const std::string second_name = r.info.regression ? "MSE" : "seq acc";
+  const std::string second_name = r.info.regression ? "MSE" : text::msg("inspect.compare.seq_acc");
+  // Each column as wide as its English heading allows, wider where a heading in another language is longer.
+  const std::string heads[] = {text::msg("inspect.compare.model"),
+                               text::msg("inspect.compare.params"),
+                               text::msg("inspect.compare.eval_loss"),
+                               text::msg("inspect.compare.token_acc"),
+                               second_name,
+                               text::msg("inspect.compare.far_near"),
+                               text::msg("inspect.compare.path"),
+                               text::msg("inspect.compare.mflop")};
+  std::size_t w[] = {12, 8, 10, 10, 10, 14, 10, 10};
+  for (std::size_t k = 0; k < std::size(w); ++k) w[k] = std::max(w[k], report::display_width(heads[k]));
   // The step time last, with its unit: the one figure that changes from run to run.
-  text += fmt::format("{:<12} {:>8} {:>10} {:>10}{} {:>14} {:>10} {:>10}  {}\n", "model", "params", "eval loss",
-                      "token acc", second ? fmt::format(" {:>10}", second_name) : "", "grad far/near", "path x_0",
-                      "MFLOP/st", "step time");
+  text += fmt::format("{:<{}} {:>{}} {:>{}} {:>{}}{} {:>{}} {:>{}} {:>{}}  {}\n", heads[0], w[0], heads[1], w[1],
+                      heads[2], w[2], heads[3], w[3], second ? fmt::format(" {:>{}}", heads[4], w[4]) : "", heads[5],
+                      w[5], heads[6], w[6], heads[7], w[7], text::msg("inspect.compare.step_time"));
   for (const Contender& c : r.contenders) {
     const train::EvalResult& e = c.run.eval;
-    text += fmt::format(
-        "{:<12} {:>8} {:>10.4f} {:>10}{} {:>14.3g} {:>10} {:>10.1f}  {:.2f} ms\n", c.model, c.run.params, e.loss,
-        fmt_acc(e.token_acc), second ? fmt::format(" {:>10}", fmt_acc(e.seq_acc ? e.seq_acc : e.mse)) : "",
-        c.snapshots.front().decay(), c.paths.back().max_path(), c.flops_per_step / 1e6, c.run.ms_per_step);
+    text += fmt::format("{:<{}} {:>{}} {:>{}.4f} {:>{}}{} {:>{}.3g} {:>{}} {:>{}.1f}  {:.2f} ms\n", c.model, w[0],
+                        c.run.params, w[1], e.loss, w[2], fmt_acc(e.token_acc), w[3],
+                        second ? fmt::format(" {:>{}}", fmt_acc(e.seq_acc ? e.seq_acc : e.mse), w[4]) : "",
+                        c.snapshots.front().decay(), w[5], c.paths.back().max_path(), w[6], c.flops_per_step / 1e6,
+                        w[7], c.run.ms_per_step);
   }
-  text +=
-      fmt::format("  chance: {}\n  grad far/near: |dL/dx| at the farthest position over the nearest, before training\n",
-                  r.info.chance_text);
-  text += fmt::format(
-      "  path x_0: operations on the graph from the first input to the last output, over the T = {} "
-      "positions of a sequence\n",
-      r.config.path_lengths.back());
+  text += fmt::format("  {}\n  {}\n", text::msg("inspect.compare.chance", r.info.chance_text),
+                      text::msg("inspect.compare.far_near_note"));
+  text += fmt::format("  {}\n", text::msg("inspect.compare.path_note", r.config.path_lengths.back()));
   if (const std::string note = size_note(r); !note.empty()) text += "  " + note + "\n";
   // Why a Transformer can be slower per step with a far shorter chain: the rate of its products beside the others'.
   std::string rates;
@@ -147,10 +153,7 @@ std::string to_text(const CompareResult& r) {
     if (c.run.ms_per_step > 0)
       rates += fmt::format("{}{} {:.1f} GFLOP/s", rates.empty() ? "" : ", ", c.model,
                            c.flops_per_step / 1e6 / c.run.ms_per_step);
-  if (!rates.empty())
-    text += "  step time: this machine's; the matrix products ran at " + rates +
-            " (a recurrent model does one small product per time step, one after another; seqgrad lab "
-            "sequential-time)\n";
+  if (!rates.empty()) text += fmt::format("  {}\n", text::msg("inspect.compare.rates", rates));
   return text;
 }
 
@@ -160,20 +163,21 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
   io::write_file((fs::path(dir) / "data.json").string(), to_json(r).dump(2) + "\n");
 
   report::Page page;
-  page.title = fmt::format("RNN against attention on {} (len {})", r.info.name, r.info.len);
+  page.title = text::msg("inspect.report.title", r.info.name, r.info.len);
   const std::string sizes = size_note(r);
-  page.subtitle = fmt::format(
-      "Same task, data, seed ({}) and budget: {} steps of batch {}, d_model {}. Task: {}; target: {}; scored: {}. "
-      "Chance: {}.{}",
-      r.config.seed, r.config.steps, r.config.batch, r.config.d_model, r.info.input, r.info.target, r.info.scored,
-      r.info.chance_text, sizes.empty() ? "" : " The " + sizes + ".");
+  page.subtitle = text::msg("inspect.report.subtitle", r.config.seed, r.config.steps, r.config.batch, r.config.d_model,
+                            r.info.input, r.info.target, r.info.scored, r.info.chance_text,
+                            sizes.empty() ? "" : text::msg("inspect.report.sizes", sizes));
 
   // Summary
-  report::Table summary{
-      {"model", "params", "final train loss", "eval loss", "token acc", "seq acc", "MSE", "grad far/near before",
-       "grad far/near after", "path from x_0", "sequential ops", "ms/step", "MFLOP/step"},
-      {},
-      "summary"};
+  report::Table summary{{text::msg("inspect.compare.model"), text::msg("inspect.compare.params"),
+                         text::msg("inspect.report.final_loss"), text::msg("inspect.compare.eval_loss"),
+                         text::msg("inspect.compare.token_acc"), text::msg("inspect.compare.seq_acc"), "MSE",
+                         text::msg("inspect.report.far_near_before"), text::msg("inspect.report.far_near_after"),
+                         text::msg("inspect.paths.from_first"), text::msg("inspect.paths.sequential"),
+                         text::msg("inspect.report.ms_step"), text::msg("inspect.report.mflop_step")},
+                        {},
+                        "summary"};
   std::string csv =
       "model,params,final_train_loss,eval_loss,eval_token_acc,eval_seq_acc,eval_mse,grad_decay_before,grad_decay_after,"
       "path_from_first,sequential_ops,ms_per_step,flops_per_step\n";
@@ -199,21 +203,25 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
   io::write_file((fs::path(dir) / "summary.csv").string(),
                  csv);  // every column, so that its shape does not depend on the task
   drop_empty_columns(summary);
-  page.sections.push_back({"Summary",
-                           "grad far/near: the norm of dL/dx_t at the farthest position over that at the nearest, with "
-                           "the loss taken at the last "
-                           "position; a vanishing gradient shows as a tiny ratio. Path from x_0: the fewest ops from "
-                           "the first input to the last "
-                           "output, measured on the autograd graph.",
-                           {},
-                           {summary}});
+  page.sections.push_back(
+      {text::msg("inspect.report.summary"), text::msg("inspect.report.summary_text"), {}, {summary}});
 
   // Loss curves and accuracy by distance
-  report::LineChart loss_chart{"Training loss", "step", "loss", true, {}};
-  report::LineChart acc_chart{"Accuracy against distance", "distance to the needed token", "accuracy", false, {}};
+  report::LineChart loss_chart{text::msg("inspect.report.loss_chart"),
+                               text::msg("inspect.report.step"),
+                               text::msg("inspect.report.loss"),
+                               true,
+                               {}};
+  report::LineChart acc_chart{text::msg("inspect.report.acc_chart"),
+                              text::msg("inspect.report.acc_x"),
+                              text::msg("inspect.report.accuracy"),
+                              false,
+                              {}};
   std::string grads_csv = "model,phase,distance,grad_norm_x\n";
-  report::LineChart before{"dL/dx_t before training", "distance to the loss position", "|dL/dx_t|", true, {}};
-  report::LineChart after{"dL/dx_t after training", "distance to the loss position", "|dL/dx_t|", true, {}};
+  report::LineChart before{
+      text::msg("inspect.report.before"), text::msg("inspect.grads.distance"), "|dL/dx_t|", true, {}};
+  report::LineChart after{
+      text::msg("inspect.report.after"), text::msg("inspect.grads.distance"), "|dL/dx_t|", true, {}};
   for (const Contender& c : r.contenders) {
     report::Series s{c.model, {}, {}};
     for (const auto& row : c.run.log) s.x.push_back(static_cast<double>(row.step)), s.y.push_back(row.loss);
@@ -233,23 +241,18 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
     }
   }
   io::write_file((fs::path(dir) / "grads.csv").string(), grads_csv);
-  page.sections.push_back(
-      {"Learning",
-       "Training loss per step, and held-out accuracy against the distance between the answer and the token it needs.",
-       {report::svg(loss_chart), report::svg(acc_chart)},
-       {}});
-  page.sections.push_back({"The gradient reaching each position",
-                           "The chapter's first wall: the gradient to a distant word is a product of one Jacobian per "
-                           "step and dies on the way "
-                           "through the recurrence; attention reaches every position in one step.",
+  page.sections.push_back({text::msg("inspect.report.learning"),
+                           text::msg("inspect.report.learning_text"),
+                           {report::svg(loss_chart), report::svg(acc_chart)},
+                           {}});
+  page.sections.push_back({text::msg("inspect.report.reaching"),
+                           text::msg("inspect.report.reaching_text"),
                            {report::svg(before), report::svg(after)},
                            {}});
 
   // Heatmaps of the gradient over training
-  report::Section heat{"The gradient over training",
-                       "Each row is a training step, each column a distance; colour is |dL/dx_t| on a log scale.",
-                       {},
-                       {}};
+  report::Section heat{
+      text::msg("inspect.report.over_training"), text::msg("inspect.report.over_training_text"), {}, {}};
   for (const Contender& c : r.contenders) {
     heat.svgs.push_back(report::svg(gradient_heatmap(c.model, c.snapshot_steps, c.snapshots)));
   }
@@ -258,37 +261,37 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
   // The RNN's chain of Jacobians
   for (const Contender& c : r.contenders) {
     if (c.chains.empty()) continue;
-    report::LineChart chart{"RNN: ||dh_T / dh_(T-k)|| against k", "k (steps back)", "norm of the product", true, {}};
+    report::LineChart chart{text::msg("inspect.report.chain_chart"),
+                            text::msg("inspect.report.chain_x"),
+                            text::msg("inspect.report.chain_y"),
+                            true,
+                            {}};
     // What the figures show, line by line: whether the product ends below or above where it began.
     std::string fate;
     for (const auto& ch : c.chains)
-      fate += fmt::format("{}{} {}", fate.empty() ? "" : ", ", ch.label,
-                          ch.norm.back() < ch.norm.front() ? "vanishes" : "grows");
-    std::string text = fmt::format(
-        "The product of k Jacobians diag(1 - h^2) W_h^T. One step stretches a vector by at most the largest singular "
-        "value of W_h (sigma, the spectral norm); over many steps the product shrinks or grows at the rate of its "
-        "spectral radius rho (the largest |eigenvalue|), and tanh's 1 - h^2 < 1 pulls it down further. So a line may "
-        "rise at first with rho below one, and vanish in the end with rho above one once tanh saturates. Here: {}. ",
-        fate);
+      fate +=
+          fmt::format("{}{}", fate.empty() ? "" : ", ",
+                      text::msg(ch.norm.back() < ch.norm.front() ? "inspect.report.vanishes" : "inspect.report.grows",
+                                chain_label(ch.label)));
+    std::string text = text::msg("inspect.report.chain_text", fate);
     for (const auto& ch : c.chains) {
       report::Series s{
-          fmt::format("{} (rho {:.2f}, sigma {:.2f})", ch.label, ch.spectral_radius, ch.spectral_norm), {}, {}};
+          text::msg("inspect.report.chain_series", chain_label(ch.label), ch.spectral_radius, ch.spectral_norm),
+          {},
+          {}};
       for (std::size_t k = 0; k < ch.norm.size(); ++k)
         s.x.push_back(static_cast<double>(k + 1)), s.y.push_back(ch.norm[k]);
       chart.series.push_back(s);
     }
-    page.sections.push_back({"Why: the chain of the chapter", text, {report::svg(chart)}, {}});
+    page.sections.push_back({text::msg("inspect.report.chain_heading"), text, {report::svg(chart)}, {}});
   }
 
   // Attention maps
   for (const Contender& c : r.contenders) {
     if (!c.attention) continue;
     const std::string last_token = c.attention->tokens.empty() ? "" : c.attention->tokens.back();
-    report::Section att{"Attention maps (" + c.model + ", last layer)",
-                        fmt::format("Rows are queries, columns keys; the first held-out sequence. The row that "
-                                    "decides the answer, the last query ('{}'), is one thin row of each map: it is "
-                                    "drawn again below, a line per head, its weight on every key position.",
-                                    last_token),
+    report::Section att{text::msg("inspect.report.attention_heading", c.model),
+                        text::msg("inspect.report.attention_text", last_token),
                         {},
                         {}};
     att.svgs = attention_svgs(*c.attention, c.attention->weights.size() - 1);
@@ -296,27 +299,23 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
   }
 
   // Path lengths, beside the paper's Table 1
-  report::Table paths{{"model"}, {}, "paths"};
+  report::Table paths{{text::msg("inspect.compare.model")}, {}, "paths"};
   std::string paths_csv = "model,T,path_from_first,path_from_last,sequential_ops\n";
-  for (int len : r.config.path_lengths)
-    paths.header.push_back(fmt::format("T = {}: path from x_0 / sequential ops", len));
-  paths.header.push_back("paper, Table 1");
+  for (int len : r.config.path_lengths) paths.header.push_back(text::msg("inspect.report.paths_column", len));
+  paths.header.push_back(text::msg("inspect.report.paper"));
   for (const Contender& c : r.contenders) {
     std::vector<std::string> row{c.model};
     for (const auto& p : c.paths) {
       row.push_back(fmt::format("{} / {}", p.max_path(), p.sequential_ops));
       paths_csv += fmt::format("{},{},{},{},{}\n", c.model, p.len, p.max_path(), p.min_path(), p.sequential_ops);
     }
-    row.push_back(c.model == "transformer" ? "O(1) path, O(1) sequential" : "O(n) path, O(n) sequential");
+    row.push_back(
+        text::msg(c.model == "transformer" ? "inspect.report.paper_attention" : "inspect.report.paper_recurrent"));
     paths.rows.push_back(row);
   }
   io::write_file((fs::path(dir) / "paths.csv").string(), paths_csv);
-  page.sections.push_back({"Path length, measured on the graph",
-                           "The fewest ops between the first input and the output at the last position, and the "
-                           "longest chain of ops that must "
-                           "run one after another, counted by a search over the recorded autograd graph.",
-                           {},
-                           {paths}});
+  page.sections.push_back(
+      {text::msg("inspect.report.paths_heading"), text::msg("inspect.report.paths_text"), {}, {paths}});
 
   const std::string path = (fs::path(dir) / "report.html").string();
   io::write_file(path, report::html(page));

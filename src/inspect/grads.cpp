@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "src/nn/recurrent.h"
+#include "src/text/catalogue.h"
 #include "src/train/loss.h"
 
 namespace seqgrad::inspect {
@@ -62,7 +63,7 @@ GradProfile gradient_profile(const nn::SequenceModel& model, const tasks::Task& 
     targets[static_cast<std::size_t>(b)] =
         batch.targets.empty() ? tasks::kIgnore : batch.targets[static_cast<std::size_t>(b * T + T - 1)];
   if (!info.regression && std::all_of(targets.begin(), targets.end(), [](int t) { return t == tasks::kIgnore; })) {
-    throw std::invalid_argument("the " + info.name + " task scores no final position to take the loss at");
+    throw std::invalid_argument(text::msg("inspect.grads.no_final", info.name));
   }
   ag::Tensor loss = train::task_loss(info, last, targets, batch.values);
   loss.backward();
@@ -122,7 +123,7 @@ std::vector<JacobianChain> jacobian_chains(const nn::SequenceModel& model, const
                                            const std::vector<double>& radii) {
   const auto* rnn_model = dynamic_cast<const nn::RecurrentModel*>(&model);
   const auto* cell = rnn_model ? dynamic_cast<const nn::RNNCell*>(&rnn_model->cell(0)) : nullptr;
-  if (!cell) throw std::invalid_argument("the Jacobian chain is defined here for the vanilla RNN only (--model rnn)");
+  if (!cell) throw std::invalid_argument(text::msg("inspect.grads.rnn_only"));
   const int H = cell->hidden(), T = batch.T;
   ag::Tensor W_h = cell->W_h;  // a handle: rescaling it rescales the model's, restored below
   const std::vector<ag::Scalar> saved = W_h.data();
@@ -166,6 +167,12 @@ std::vector<JacobianChain> jacobian_chains(const nn::SequenceModel& model, const
   for (double r : radii) chains.push_back(chain("radius " + std::to_string(r).substr(0, 3), rho > 0 ? r / rho : 0));
   W_h.data() = saved;
   return chains;
+}
+
+std::string chain_label(const std::string& label) {
+  if (label == "this model") return text::msg("inspect.chain.this_model");
+  if (label.starts_with("radius ")) return text::msg("inspect.chain.radius", label.substr(7));
+  return label;
 }
 
 }  // namespace seqgrad::inspect

@@ -36,9 +36,13 @@ struct JacobianChain {
   std::vector<double> norm;    // norm[k-1] = ||dh_T/dh_{T-k}||_2, k = 1..T-1
 };
 
-// For the model's own W_h, and for W_h rescaled to each of `radii`.
+// For the model's own W_h ("this model"), and for W_h rescaled to each of `radii` ("radius 0.5").
 std::vector<JacobianChain> jacobian_chains(const nn::SequenceModel& rnn, const tasks::Batch& batch,
                                            const std::vector<double>& radii);
+
+// A chain's label as the reader's language says it ("this model", "radius 0.5"
+// are the data's; in Korean "이 모델", "반지름 0.5").
+std::string chain_label(const std::string& label);
 
 // Spectral radius (largest |eigenvalue|) of a square matrix, by Gelfand's
 // formula rho = lim ||A^k||^(1/k), with k = 2^30 reached by repeated squaring.

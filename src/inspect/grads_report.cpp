@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "src/report/terminal.h"
+#include "src/text/catalogue.h"
 #include "src/train/checkpoint.h"
 #include "src/train/config.h"
 #include "src/train/run.h"
@@ -44,7 +45,7 @@ GradsReport run_grads(const GradsConfig& g,
         m.heat_steps.push_back(step);
         m.heat_rows.push_back(gradient_profile(trained, *task, probe).grad_norm_x);
       };
-      o.observer = observer_for(c.model.kind + " on " + task->info().name);
+      o.observer = observer_for(text::msg("inspect.grads.run", c.model.kind, task->info().name));
       o.task = task;
       model = train::run_training(c, o).model;
     } else if (!model) {
@@ -93,31 +94,25 @@ std::string to_text(const GradsReport& r, bool colour) {
   for (const ModelGrads& m : r.models) {
     if (m.heat_steps.empty()) continue;
     std::vector<std::string> labels;
-    for (long s : m.heat_steps) labels.push_back(fmt::format("step {}", s));
-    text += fmt::format("{}: |dL/dx_t| by training step (rows) and position t (columns, left = farthest)\n{}\n",
-                        m.model, report::terminal_heatmap(m.heat_rows, labels, true, colour));
+    for (long s : m.heat_steps) labels.push_back(text::msg("inspect.grads.step", s));
+    text += fmt::format("{}\n{}\n", text::msg("inspect.grads.heat", m.model),
+                        report::terminal_heatmap(m.heat_rows, labels, true, colour));
   }
-  text += fmt::format(
-      "gradient of the loss at the last position with respect to each input x_t, {} (len {}), one batch of {}\n\n",
-      r.task, r.len, r.batch);
+  text += text::msg("inspect.grads.intro", r.task, r.len, r.batch) + "\n\n";
   std::vector<report::Series> series;
   for (const ModelGrads& m : r.models) {
     report::Series s{m.model, {}, m.profile.grad_norm_x};
     for (int d : m.profile.distance) s.x.push_back(d);
     series.push_back(s);
   }
-  text += fmt::format("{}\n", report::terminal_log_chart(series, "distance to the loss position", "|dL/dx_t|"));
+  text += fmt::format("{}\n", report::terminal_log_chart(series, text::msg("inspect.grads.distance"), "|dL/dx_t|"));
   for (const ModelGrads& m : r.models) {
-    text += fmt::format("{:<12} nearest {:.3e}  farthest {:.3e}  farthest/nearest {:.3e}\n", m.model,
-                        m.profile.grad_norm_x.back(), m.profile.grad_norm_x.front(), m.profile.decay());
+    text += fmt::format("{}\n", text::msg("inspect.grads.line", m.model, m.profile.grad_norm_x.back(),
+                                          m.profile.grad_norm_x.front(), m.profile.decay()));
   }
   for (const ModelGrads& m : r.models) {
     if (m.chains.empty()) continue;
-    text += fmt::format(
-        "\nthe chain of the chapter (RNN): ||dh_T/dh_(T-k)|| = ||prod diag(1 - h^2) W_h^T||\n"
-        "W_h's spectral radius rho (largest |eigenvalue|) and spectral norm sigma (largest singular value)\n"
-        "{:<14}{:>7}{:>7}",
-        "W_h", "rho", "sigma");
+    text += fmt::format("\n{}\n{:<14}{:>7}{:>7}", text::msg("inspect.grads.chain"), "W_h", "rho", "sigma");
     const std::size_t longest = m.chains.front().norm.size();
     std::vector<std::size_t> ks;
     for (std::size_t k = 1; k <= longest; k *= 2) ks.push_back(k);
@@ -125,7 +120,7 @@ std::string to_text(const GradsReport& r, bool colour) {
     for (std::size_t k : ks) text += fmt::format("{:>10}", fmt::format("k={}", k));
     text += "\n";
     for (const auto& ch : m.chains) {
-      text += fmt::format("{:<14}{:>7.2f}{:>7.2f}", ch.label, ch.spectral_radius, ch.spectral_norm);
+      text += fmt::format("{:<14}{:>7.2f}{:>7.2f}", chain_label(ch.label), ch.spectral_radius, ch.spectral_norm);
       for (std::size_t k : ks) text += fmt::format("{:>10.2e}", ch.norm[k - 1]);
       text += "\n";
     }
@@ -134,8 +129,8 @@ std::string to_text(const GradsReport& r, bool colour) {
 }
 
 report::LineChart gradient_chart(const GradsReport& report) {
-  report::LineChart chart{fmt::format("|dL/dx_t| on {} (length {}), by distance to the loss", report.task, report.len),
-                          "distance to the loss position (steps back)",
+  report::LineChart chart{text::msg("inspect.grads.chart", report.task, report.len),
+                          text::msg("inspect.grads.chart_x"),
                           "|dL/dx_t|",
                           true,
                           {},

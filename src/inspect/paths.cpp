@@ -6,6 +6,8 @@
 #include <deque>
 #include <unordered_map>
 
+#include "src/text/catalogue.h"
+
 namespace seqgrad::inspect {
 
 int PathReport::max_path() const { return path_from.empty() ? 0 : path_from.front(); }
@@ -89,8 +91,9 @@ nlohmann::json to_json(const std::vector<PathReport>& reports) {
 }
 
 std::string to_text(const std::vector<PathReport>& reports) {
-  std::string text = fmt::format("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", "model", "layers", "T", "path from x_0",
-                                 "path from x_T-1", "sequential ops");
+  std::string text = fmt::format("{:<12} {:>6} {:>8} {:>15} {:>15} {:>15}\n", text::msg("inspect.paths.model"),
+                                 text::msg("inspect.paths.layers"), "T", text::msg("inspect.paths.from_first"),
+                                 text::msg("inspect.paths.from_last"), text::msg("inspect.paths.sequential"));
   for (std::size_t i = 0; i < reports.size();) {
     std::size_t end = i;  // this model's reports: [i, end)
     while (end < reports.size() && reports[end].model == reports[i].model) ++end;
@@ -102,10 +105,10 @@ std::string to_text(const std::vector<PathReport>& reports) {
     if (end - i >= 2) {
       const PathReport &p = reports[i], &q = reports[end - 1];
       const double per_step = static_cast<double>(q.max_path() - p.max_path()) / (q.len - p.len);
-      text +=
-          fmt::format("{:<12} path grows by {:.2f} ops per step of distance; the paper's Table 1: {}\n\n", "", per_step,
-                      p.model == "transformer" ? "self-attention O(1) path, O(1) sequential operations"
-                                               : "recurrent O(n) path, O(n) sequential operations");
+      text += fmt::format(
+          "{:<12} {}\n\n", "",
+          text::msg("inspect.paths.grows", per_step,
+                    text::msg(p.model == "transformer" ? "inspect.paths.attention" : "inspect.paths.recurrent")));
     }
     i = end;
   }

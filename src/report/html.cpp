@@ -1,6 +1,7 @@
 #include "src/report/html.h"
 
 #include "src/report/svg.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::report {
 
@@ -18,9 +19,12 @@ std::string html_table(const Table& t) {
 
 std::string html(const Page& page) {
   std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + escape_xml(page.title) +
+      "<!DOCTYPE html>\n<html lang=\"" + std::string(text::to_string(text::lang())) +
+      "\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + escape_xml(page.title) +
       "</title>\n<style>\n"
-      "body { font-family: sans-serif; max-width: 1200px; margin: 2em auto; padding: 0 1em; color: #222; }\n"
+      "body { font-family: " +
+      std::string(text::lang() == text::Lang::ko ? kKoreanFonts : "sans-serif") +
+      "; max-width: 1200px; margin: 2em auto; padding: 0 1em; color: #222; }\n"
       "h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.8em; border-bottom: 1px solid #ccc; }\n"
       ".figures { display: flex; flex-wrap: wrap; gap: 12px; }\n"
       ".figures svg { max-width: 100%; height: auto; border: 1px solid #eee; }\n"

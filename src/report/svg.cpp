@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "src/text/catalogue.h"
+
 namespace seqgrad::report {
 
 namespace {
@@ -20,6 +22,12 @@ std::string ramp(double u) {
   const double f = u - i;
   auto mix = [&](int c) { return static_cast<int>(stops[i][c] + f * (stops[i + 1][c] - stops[i][c])); };
   return fmt::format("#{:02x}{:02x}{:02x}", mix(0), mix(1), mix(2));
+}
+
+// The fonts of a chart's text: in Korean, fonts that have Hangul before the generic one.
+std::string font_family() {
+  return text::lang() == text::Lang::ko ? "font-family=\"" + std::string(kKoreanFonts) + "\""
+                                        : "font-family=\"sans-serif\"";
 }
 
 std::string tick_text(double v) {
@@ -117,10 +125,10 @@ std::string svg(const LineChart& c) {
 
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "{} font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
-      c.width, c.height, c.width, c.height, left + pw / 2, escape_xml(c.title));
+      c.width, c.height, c.width, c.height, font_family(), left + pw / 2, escape_xml(c.title));
   // Axes, grid and ticks.
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", left, top,
                      pw, ph);
@@ -150,7 +158,7 @@ std::string svg(const LineChart& c) {
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2, c.height - 10,
                      escape_xml(c.x_label));
   out += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
-                     top + ph / 2, escape_xml(c.y_label + (c.log_y ? " (log scale)" : "")));
+                     top + ph / 2, escape_xml(c.log_y ? text::msg("inspect.chart.log_scale", c.y_label) : c.y_label));
   // Lines, then the legend to the right of the plot. Each series has its own
   // dash pattern as well as its colour, so that a line drawn over another
   // (the RNN's loss under the LSTM's) still shows; later series are drawn on top.
@@ -171,8 +179,9 @@ std::string svg(const LineChart& c) {
         left + pw + 12, left + pw + 32, ly, colour, left + pw + 38, ly + 4, escape_xml(s.name), dash);
   }
   if (c.series.size() > 1) {
-    out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#666\">the last on top</text>\n",
-                       left + pw + 12, top + 10 + 20.0 * static_cast<double>(c.series.size()) + 2);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" fill=\"#666\">{}</text>\n", left + pw + 12,
+                       top + 10 + 20.0 * static_cast<double>(c.series.size()) + 2,
+                       escape_xml(text::msg("inspect.chart.last_on_top")));
   }
   return out + "</svg>\n";
 }
@@ -191,10 +200,10 @@ std::string svg(const Heatmap& m) {
   if (hi == lo) hi = lo + 1;
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "{} font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
-      m.width, m.height, m.width, m.height, left + pw / 2, escape_xml(m.title));
+      m.width, m.height, m.width, m.height, font_family(), left + pw / 2, escape_xml(m.title));
   const double cw = cols ? pw / static_cast<double>(cols) : 0, ch = rows ? ph / static_cast<double>(rows) : 0;
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) {
@@ -229,7 +238,8 @@ std::string svg(const Heatmap& m) {
   out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", bx + 18, top + 10, label(hi));
   out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", bx + 18, top + ph, label(lo));
   out += fmt::format("<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\" transform=\"rotate(90 {0} {1})\">{2}</text>\n",
-                     bx + 52, top + ph / 2, escape_xml(m.value_label + (m.log_scale ? " (log)" : "")));
+                     bx + 52, top + ph / 2,
+                     escape_xml(m.log_scale ? text::msg("inspect.chart.log", m.value_label) : m.value_label));
   return out + "</svg>\n";
 }
 

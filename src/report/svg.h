@@ -27,6 +27,13 @@ struct Heatmap {
   int width = 560, height = 340;
 };
 
+// The fonts of text in Korean, Hangul fonts first and the generic one last (as
+// CSS and an SVG font-family attribute both read them); English text is drawn
+// in plain sans-serif.
+inline constexpr const char* kKoreanFonts = "'Noto Sans CJK KR', 'Malgun Gothic', 'Apple SD Gothic Neo', sans-serif";
+
+// In the process's language (text::lang()): the words the chart adds itself
+// ("log scale", the legend's note), and the fonts.
 std::string svg(const LineChart& chart);
 std::string svg(const Heatmap& map);
 

@@ -9,7 +9,28 @@
 #include <limits>
 #include <string_view>
 
+#include "src/text/catalogue.h"
+
 namespace seqgrad::report {
+
+std::size_t display_width(std::string_view s) {
+  std::size_t width = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = text::utf8_char_at(s, i);
+    if (n == 0) {  // not UTF-8: a byte is a column
+      ++width, ++i;
+      continue;
+    }
+    char32_t c = n == 1 ? static_cast<unsigned char>(s[i]) : static_cast<unsigned char>(s[i]) & (0x7F >> n);
+    for (std::size_t k = 1; k < n; ++k) c = (c << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    const bool wide = (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0xA4CF) || (c >= 0xAC00 && c <= 0xD7A3) ||
+                      (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
+                      (c >= 0xFFE0 && c <= 0xFFE6);
+    width += wide ? 2 : 1;
+    i += n;
+  }
+  return width;
+}
 
 bool can_redraw(int fd) {
   const char* term = std::getenv("TERM");
@@ -31,7 +52,7 @@ std::string terminal_log_chart(const std::vector<Series>& series, const std::str
         x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]);
         y0 = std::min(y0, std::log10(s.y[i])), y1 = std::max(y1, std::log10(s.y[i]));
       }
-  if (!std::isfinite(x0)) return "(nothing to plot: every value is zero)\n";
+  if (!std::isfinite(x0)) return fmt::format("{}\n", text::msg("inspect.chart.nothing"));
   y0 = std::floor(y0);
   y1 = std::ceil(y1);
   if (y1 == y0) y1 += 1;
@@ -46,7 +67,7 @@ std::string terminal_log_chart(const std::vector<Series>& series, const std::str
       grid[static_cast<std::size_t>(row)][static_cast<std::size_t>(col)] = kMarkers[k % 8];
     }
   }
-  std::string out = fmt::format("{} (log scale)\n", y_label);
+  std::string out = fmt::format("{}\n", text::msg("inspect.chart.log_scale", y_label));
   for (int r = 0; r < height; ++r) {
     const double e = y1 - (y1 - y0) * r / (height - 1);
     const bool labelled = r == 0 || r == height - 1 || r == (height - 1) / 2;
@@ -88,9 +109,11 @@ std::string terminal_heatmap(const std::vector<std::vector<double>>& values, con
     }
     out += "\n";
   }
-  out += fmt::format("{:>{}} scale: {} = {:.3g} ... {} = {:.3g}{}\n", "", label_width, colour ? "dark" : "' '",
-                     log_scale ? std::pow(10, lo) : lo, colour ? "light" : "'█'", log_scale ? std::pow(10, hi) : hi,
-                     log_scale ? " (log)" : "");
+  out +=
+      fmt::format("{:>{}} {}\n", "", label_width,
+                  text::msg("inspect.chart.scale", colour ? text::msg("inspect.chart.dark") : "' '",
+                            log_scale ? std::pow(10, lo) : lo, colour ? text::msg("inspect.chart.light") : "'█'",
+                            log_scale ? std::pow(10, hi) : hi, log_scale ? text::msg("inspect.chart.log_suffix") : ""));
   return out;
 }
 

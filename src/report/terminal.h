@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/report/svg.h"
@@ -18,6 +19,10 @@ std::string terminal_log_chart(const std::vector<Series>& series, const std::str
 // or with `colour` a 24-step grey background (ANSI 256 colours).
 std::string terminal_heatmap(const std::vector<std::vector<double>>& values, const std::vector<std::string>& row_labels,
                              bool log_scale, bool colour);
+
+// The columns `s` takes on a terminal: a Hangul syllable or a CJK character
+// takes two, any other character one (fmt pads by the same count).
+std::size_t display_width(std::string_view s);
 
 // A terminal that understands escape sequences: `fd` is a terminal and TERM is not "dumb".
 bool can_redraw(int fd);
