@@ -15,6 +15,7 @@
 
 #include "src/bench/workloads.h"
 #include "src/io/files.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::bench {
 
@@ -46,7 +47,7 @@ std::string reference_blas_threads(int threads) {
 ReferenceResult run_reference(const std::string& interpreter, const std::string& script, const std::string& workload,
                               int threads, int steps, double timeout_seconds) {
   if (!std::filesystem::is_regular_file(script))
-    throw std::runtime_error("the reference script " + script + " does not exist");
+    throw std::runtime_error(text::msg("tools.reference.no_script", script));
   const std::string name = reference_workload(workload);
   // OpenBLAS runs the kernels it picks for this CPU: a machine whose environment
   // names others (OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU, a cache size) would
@@ -60,27 +61,28 @@ ReferenceResult run_reference(const std::string& interpreter, const std::string&
   const std::string command = "{ if command -v timeout >/dev/null 2>&1; then timeout -k 5 " + limit + " " + run +
                               "; else " + run + "; fi; } 2>&1";
   std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) throw std::runtime_error("could not start " + interpreter);
+  if (!pipe) throw std::runtime_error(text::msg("tools.reference.cannot_start", interpreter));
   std::string output;
   std::array<char, 4096> chunk{};
   for (std::size_t n; (n = std::fread(chunk.data(), 1, chunk.size(), pipe)) > 0;) output.append(chunk.data(), n);
   const int status = ::pclose(pipe);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 124 || code == 137)
-    throw std::runtime_error("the reference (" + interpreter + " " + script + ") did not finish within " + limit +
-                             " s (--reference-timeout)");
+    throw std::runtime_error(text::msg("tools.reference.timed_out", interpreter + " " + script, limit));
   if (code != 0) {
     const std::string why = last_line(output);
-    throw std::runtime_error("the reference (" + interpreter + " " + script + ") failed" +
-                             (why.empty() ? "" : ": " + why) +
-                             (why.find("torch") != std::string::npos ? " (it needs Debian's python3-torch)" : ""));
+    const std::string who = interpreter + " " + script;
+    if (why.empty()) throw std::runtime_error(text::msg("tools.reference.failed", who));
+    throw std::runtime_error(text::msg(
+        why.find("torch") != std::string::npos ? "tools.reference.failed_torch" : "tools.reference.failed_why", who,
+        why));
   }
   // The JSON is the last line; anything before it (a warning) is passed over.
   const std::string line = last_line(output);
   const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!j.is_array() || j.empty() || !j[0].is_object() || !j[0].contains("ms_per_step_median") ||
       !j[0]["ms_per_step_median"].is_number()) {
-    throw std::runtime_error("the reference printed no result for " + name + ": " + line.substr(0, 200));
+    throw std::runtime_error(text::msg("tools.reference.no_result", name, line.substr(0, 200)));
   }
   ReferenceResult r;
   r.workload = name;
@@ -103,7 +105,8 @@ ReferenceComparison compare_with_reference(const std::string& interpreter, const
                                            int rounds,
                                            const std::function<void(int, const ReferenceComparison&)>& on_round,
                                            double timeout_seconds) {
-  if (!std::filesystem::is_regular_file(script)) throw std::invalid_argument("--reference: no file at " + script);
+  if (!std::filesystem::is_regular_file(script))
+    throw std::invalid_argument(text::msg("tools.bench.no_reference", script));
   ReferenceComparison c{script, interpreter, threads, steps, rounds, {}, {}, {}};
   for (const std::string& w : workloads) c.rows.push_back({w, {}, {}, {}, 0, 0});
   for (int round = 1; round <= rounds; ++round) {
@@ -129,29 +132,33 @@ std::string round_text(const ReferenceComparison& c, int round) {
   for (const ReferenceRow& row : c.rows) {
     line += fmt::format("  {} {:.2f} / {:.2f} = {:.2f}", row.workload, row.ours[k], row.theirs[k], row.ratios[k]);
   }
-  return fmt::format("round {}:{}\n", round, line);
+  return text::msg("tools.reference.round", round, line) + "\n";
 }
 
 std::string summary_text(const ReferenceComparison& c) {
-  std::string text = fmt::format("{:<18} {:<18} {:>9} {:>11} {:>7}  {}\n", "workload", "PyTorch's", "ours ms",
-                                 "PyTorch ms", "ratio", "target");
+  // Each column as wide as its heading in the process's language, at least.
+  const std::string h[] = {text::msg("tools.reference.col_workload"), text::msg("tools.reference.col_theirs"),
+                           text::msg("tools.reference.col_ours_ms"),  text::msg("tools.reference.col_their_ms"),
+                           text::msg("tools.reference.col_ratio"),    text::msg("tools.reference.col_target")};
+  std::size_t w[] = {18, 18, 9, 11, 7};
+  for (std::size_t i = 0; i < std::size(w); ++i) w[i] = std::max(w[i], columns(h[i]));
+  std::string out = fmt::format("{:<{}} {:<{}} {:>{}} {:>{}} {:>{}}  {}\n", h[0], w[0], h[1], w[1], h[2], w[2], h[3],
+                                w[3], h[4], w[4], h[5]);
+  const std::string met = text::msg("tools.reference.met"), not_met = text::msg("tools.reference.not_met");
   for (const ReferenceRow& row : c.rows) {
-    text += fmt::format("{:<18} {:<18} {:>9.2f} {:>11.2f} {:>7.2f}  <= {}: {}\n", row.workload,
-                        reference_workload(row.workload), percentile(row.ours, 0.5), percentile(row.theirs, 0.5),
-                        row.ratio(), target_ratio(row.workload), row.met() ? "met" : "not met");
+    out += fmt::format("{:<{}} {:<{}} {:>{}.2f} {:>{}.2f} {:>{}.2f}  <= {}: {}\n", row.workload, w[0],
+                       reference_workload(row.workload), w[1], percentile(row.ours, 0.5), w[2],
+                       percentile(row.theirs, 0.5), w[3], row.ratio(), w[4], target_ratio(row.workload),
+                       row.met() ? met : not_met);
   }
-  text +=
-      "ratio: the median over the rounds of ours / PyTorch's; peak memory: PyTorch ran each workload alone, ours is "
-      "this\nprocess's so far in the first round (run --workload NAME alone for its own)\n";
-  for (const ReferenceRow& row : c.rows) {
-    text +=
-        fmt::format("peak memory, {}: ours {:.0f} MiB, PyTorch {:.0f} MiB\n", row.workload, row.our_rss, row.their_rss);
-  }
+  out += text::msg("tools.reference.note") + "\n";
+  for (const ReferenceRow& row : c.rows)
+    out += text::msg("tools.reference.peak_memory", row.workload, row.our_rss, row.their_rss) + "\n";
   // (A BLAS that runs kernels older than the CPU's makes every ratio look better than it is.)
-  if (!c.blas.empty()) text += "PyTorch's BLAS: " + c.blas + "\n";
+  if (!c.blas.empty()) out += text::msg("tools.reference.blas", c.blas) + "\n";
   // (So does an allocator that hands every large buffer back to the kernel where a page fault is dear.)
-  if (!c.allocator.empty()) text += "PyTorch's allocator: " + c.allocator + "\n";
-  return text;
+  if (!c.allocator.empty()) out += text::msg("tools.reference.allocator", c.allocator) + "\n";
+  return out;
 }
 
 nlohmann::json to_json(const ReferenceComparison& c, const std::string& build) {

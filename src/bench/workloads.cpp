@@ -8,6 +8,7 @@
 
 #include "src/nn/optim.h"
 #include "src/runtime/runtime.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::bench {
 
@@ -110,12 +111,12 @@ Workload find_workload(const std::string& name) {
   std::string expected;
   const std::vector<std::string> names = workload_names();
   for (std::size_t i = 0; i < names.size(); ++i)
-    expected += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  throw std::invalid_argument("unknown workload '" + name + "'; expected " + expected);
+    expected += (i == 0 ? "" : i + 1 == names.size() ? text::msg("tools.bench.or") : ", ") + names[i];
+  throw std::invalid_argument(text::msg("tools.bench.unknown_workload", name, expected));
 }
 
 BenchResult run_workload(const Workload& w, int steps, int threads, bool shapes) {
-  if (steps < 1) throw std::invalid_argument("--steps must be positive");
+  if (steps < 1) throw std::invalid_argument(text::msg("tools.bench.steps_positive"));
   seqgrad::runtime::set_threads(threads);
   ag::release_buffers();  // the last workload's sizes are not this one's
   StepTimer s(w.model, w.batch, w.len);
@@ -190,5 +191,12 @@ StepTiming time_steps(const nn::ModelConfig& model, int batch, int len, int step
 }
 
 std::string build_description() { return std::string(SEQGRAD_BUILD_TYPE) + ", flags:" + SEQGRAD_CXX_FLAGS; }
+
+std::string build_text() { return text::msg("tools.bench.build", SEQGRAD_BUILD_TYPE, SEQGRAD_CXX_FLAGS); }
+
+std::size_t columns(std::string_view s) {
+  const std::size_t wide = 2 * s.size() + 1;  // more columns than `s` can take: padded to exactly that
+  return wide + s.size() - fmt::formatted_size("{:<{}}", s, wide);
+}
 
 }  // namespace seqgrad::bench

@@ -6,6 +6,7 @@
 #include "src/runtime/runtime.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/nn/model.h"
@@ -69,5 +70,12 @@ StepTiming time_steps(const nn::ModelConfig& model, int batch, int len, int step
 
 // "Release -O3 -march=x86-64-v3": what the figures were measured with.
 std::string build_description();
+// The same with the words in the process's language, for the lines bench prints
+// (the JSON and --version keep build_description()'s).
+std::string build_text();
+
+// The columns a terminal gives `s`, as fmt counts them when it pads a field (a
+// Hangul syllable takes two): a column of a table is as wide as its heading.
+std::size_t columns(std::string_view s);
 
 }  // namespace seqgrad::bench

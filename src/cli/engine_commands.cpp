@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "src/bench/workloads.h"
 #include "src/cli/commands.h"
 #include "src/inspect/graph_dot.h"
 #include "src/inspect/graph_examples.h"
@@ -18,7 +19,7 @@ const CLI::Validator kSeed(
     [](const std::string& s) {
       return !s.empty() && s.size() <= 19 && s.find_first_not_of("0123456789") == std::string::npos
                  ? std::string()
-                 : "a seed is a whole number >= 0, got '" + s + "'";
+                 : text::msg("tools.seed_invalid", s);
     },
     "SEED");
 
@@ -47,39 +48,46 @@ int run_gradcheck(std::uint64_t seed, bool json) {
     }
     std::cout << out.dump(2) << "\n";
   } else {
-    fmt::print("gradient check of {} ops in float64: central differences, eps {:g}, pass if max rel error <= {:g}\n\n",
-               report.ops.size(), report.eps, report.tolerance);
-    std::size_t op_width = 2, shapes_width = 12;
+    fmt::print("{}\n\n", text::msg("tools.gradcheck.header", report.ops.size(), report.eps, report.tolerance));
+    // The headings in the process's language; a column as wide as its heading, at least.
+    const std::string h_op = text::msg("tools.gradcheck.col_op"), h_shapes = text::msg("tools.gradcheck.col_shapes"),
+                      h_checked = text::msg("tools.gradcheck.col_checked"),
+                      h_abs = text::msg("tools.gradcheck.col_abs"), h_rel = text::msg("tools.gradcheck.col_rel");
+    std::size_t op_width = std::max<std::size_t>(2, bench::columns(h_op)),
+                shapes_width = std::max<std::size_t>(12, bench::columns(h_shapes));
     for (const ag::OpCheck& c : report.ops) {
       op_width = std::max(op_width, c.op.size());
       shapes_width = std::max(shapes_width, c.shapes.size());
     }
-    fmt::print("{:<{}} {:<{}} {:>7} {:>12} {:>12}  {}\n", "op", op_width, "input shapes", shapes_width, "checked",
-               "max abs err", "max rel err", "result");
+    const std::size_t checked_width = std::max<std::size_t>(7, bench::columns(h_checked)),
+                      abs_width = std::max<std::size_t>(12, bench::columns(h_abs)),
+                      rel_width = std::max<std::size_t>(12, bench::columns(h_rel));
+    fmt::print("{:<{}} {:<{}} {:>{}} {:>{}} {:>{}}  {}\n", h_op, op_width, h_shapes, shapes_width, h_checked,
+               checked_width, h_abs, abs_width, h_rel, rel_width, text::msg("tools.gradcheck.col_result"));
+    const std::string pass = text::msg("tools.gradcheck.pass"), fail = text::msg("tools.gradcheck.fail");
     for (const ag::OpCheck& c : report.ops) {
-      fmt::print("{:<{}} {:<{}} {:>7} {:>12.2e} {:>12.2e}  {}\n", c.op, op_width, c.shapes, shapes_width, c.checked,
-                 c.max_abs_error, c.max_rel_error, c.passed ? "pass" : "FAIL");
+      fmt::print("{:<{}} {:<{}} {:>{}} {:>{}.2e} {:>{}.2e}  {}\n", c.op, op_width, c.shapes, shapes_width, c.checked,
+                 checked_width, c.max_abs_error, abs_width, c.max_rel_error, rel_width, c.passed ? pass : fail);
     }
-    fmt::print("\n{}; worst relative error {:.2e} ({})\n",
-               failed ? fmt::format("{} of {} ops FAIL", failed, report.ops.size())
-                      : fmt::format("all {} ops pass", report.ops.size()),
-               worst->max_rel_error, worst->op);
+    fmt::print("\n{}\n", text::msg("tools.gradcheck.summary",
+                                   failed ? text::msg("tools.gradcheck.some_failed", failed, report.ops.size())
+                                          : text::msg("tools.gradcheck.all_passed", report.ops.size()),
+                                   worst->max_rel_error, worst->op));
   }
   return report.passed() ? 0 : 1;
 }
 
 int run_graph(const std::string& which, int steps, std::uint64_t seed, const std::string& out_path) {
   const ag::Tensor loss = which == "rnn" ? tiny_rnn_graph(steps, seed) : tiny_attention_graph(steps, seed);
-  const std::string title = which == "rnn" ? fmt::format("vanilla RNN unrolled over {} steps", steps)
-                                           : fmt::format("one self-attention layer over {} positions", steps);
+  const std::string title =
+      which == "rnn" ? text::msg("tools.graph.title_rnn", steps) : text::msg("tools.graph.title_attention", steps);
   const std::string dot = ag::to_dot(loss, title);
   if (out_path.empty() || out_path == "-") {
     std::cout << dot;
     return 0;
   }
   io::write_file(out_path, dot);
-  fmt::print(stderr, "wrote {} (render with: dot -Tsvg {} -o graph.svg)\n", text::one_line(out_path),
-             text::one_line(out_path));
+  fmt::print(stderr, "{}\n", text::msg("tools.graph.wrote", text::one_line(out_path)));
   return 0;
 }
 
@@ -93,21 +101,20 @@ void add_engine_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>
     int steps = 3;
   };
   auto a = std::make_shared<Args>();
-  auto* gradcheck = app.add_subcommand("gradcheck", "check every op's gradient against central differences (float64)");
-  gradcheck->add_option("--seed", a->seed, "seed of the random inputs")->check(kSeed)->capture_default_str();
-  gradcheck->add_flag("--json", a->json, "print one JSON object instead of the table");
+  auto* gradcheck = app.add_subcommand("gradcheck", text::msg("tools.gradcheck.help"));
+  gradcheck->add_option("--seed", a->seed, text::msg("tools.gradcheck.help.seed"))->check(kSeed)->capture_default_str();
+  gradcheck->add_flag("--json", a->json, text::msg("tools.gradcheck.help.json"));
   commands.emplace_back(gradcheck, [a] { return run_gradcheck(a->seed, a->json); });
 
-  auto* graph =
-      app.add_subcommand("graph", "write the autograd graph of a tiny RNN or attention layer as Graphviz DOT");
-  graph->add_option("--model", a->model, "which graph to draw")
+  auto* graph = app.add_subcommand("graph", text::msg("tools.graph.help"));
+  graph->add_option("--model", a->model, text::msg("tools.graph.help.model"))
       ->check(CLI::IsMember({"rnn", "attention"}))
       ->capture_default_str();
-  graph->add_option("--steps", a->steps, "time steps (RNN) or positions (attention), 1 to 16")
+  graph->add_option("--steps", a->steps, text::msg("tools.graph.help.steps"))
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
-  graph->add_option("--seed", a->seed, "seed of the random weights and inputs")->check(kSeed)->capture_default_str();
-  graph->add_option("--out", a->out, "file to write (default: standard output)");
+  graph->add_option("--seed", a->seed, text::msg("tools.graph.help.seed"))->check(kSeed)->capture_default_str();
+  graph->add_option("--out", a->out, text::msg("tools.graph.help.out"));
   commands.emplace_back(graph, [a] {
     if (a->out != "-") train::check_output("--out", a->out);
     return run_graph(a->model, a->steps, a->seed, a->out);

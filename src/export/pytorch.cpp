@@ -10,6 +10,7 @@
 
 #include "src/io/files.h"
 #include "src/io/safetensors.h"
+#include "src/text/catalogue.h"
 #include "src/train/checkpoint.h"
 #include "src/train/loss.h"
 #include "src/train/run.h"
@@ -76,17 +77,20 @@ std::vector<float> transposed(const std::vector<float>& v, std::int64_t rows, st
   return t;
 }
 
-std::string describe(const nn::ModelConfig& c) {
-  const std::string layers = fmt::format("{} layer{}", c.layers, c.layers == 1 ? "" : "s");
-  if (c.recurrent()) return fmt::format("{}, hidden size {}, {}", c.kind, c.d_model, layers);
-  std::string s = fmt::format("transformer, d_model {}, {}, {} heads", c.d_model, layers, c.heads);
-  s += c.ffn ? fmt::format(", FFN {} with {}", c.ffn_mult * c.d_model, nn::choices::to_string(c.activation))
-             : ", no FFN";
+// "transformer, d_model 64, 2 layers, ...": in English for model.py and README.md, in the process's language for
+// what the commands print.
+std::string describe(const nn::ModelConfig& c, text::Lang lang) {
+  const std::string layers =
+      c.layers == 1 ? text::trf("tools.model.one_layer", lang) : text::trf("tools.model.layers", lang, c.layers);
+  if (c.recurrent()) return text::trf("tools.model.recurrent", lang, c.kind, c.d_model, layers);
+  std::string s = text::trf("tools.model.transformer", lang, c.d_model, layers, c.heads);
+  s += c.ffn ? text::trf("tools.model.ffn", lang, c.ffn_mult * c.d_model, nn::choices::to_string(c.activation))
+             : text::trf("tools.model.no_ffn", lang);
   const std::string pos = nn::choices::to_string(c.pos);
-  s += pos == "none" ? ", no positions" : ", " + pos + " positions";
+  s += pos == "none" ? text::trf("tools.model.no_positions", lang) : text::trf("tools.model.positions", lang, pos);
   s += c.pre_ln ? ", pre-LN" : ", post-LN";
-  s += c.causal ? ", causal" : ", not causal";
-  if (!c.scale_attention) s += ", scores not scaled";
+  s += c.causal ? text::trf("tools.model.causal", lang) : text::trf("tools.model.not_causal", lang);
+  if (!c.scale_attention) s += text::trf("tools.model.not_scaled", lang);
   if (c.tie_qk) s += ", W_Q = W_K";
   if (!c.value_proj) s += c.tie_kv ? ", V = K" : ", V = X";
   return s;
@@ -180,7 +184,7 @@ std::string model_py(const train::TrainConfig& config, long step, const std::str
   std::string name = run_dir;
   name.erase(std::remove_if(name.begin(), name.end(), [](char ch) { return ch == '"' || ch == '\\' || ch == '\n'; }),
              name.end());
-  add(R"(""")" + fmt::format("The seqgrad run {} as a PyTorch module: {}.", name, describe(c)));
+  add(R"(""")" + fmt::format("The seqgrad run {} as a PyTorch module: {}.", name, describe(c, text::Lang::en)));
   add();
   add("Written by `seqgrad export`. Each class names the seqgrad file it mirrors; the weights");
   add("are the run's own (weights.safetensors), so this module gives seqgrad's logits:");
@@ -567,26 +571,22 @@ seqgrad's as `bias_ih` and zeros as `bias_hh`, and `seqgrad import` adds the two
 
 // `out_dir` may receive the export: not a run's directory; empty, new, or (with overwrite) any other folder.
 void check_destination(const std::string& out_dir, bool overwrite) {
-  if (out_dir.empty()) throw std::invalid_argument("--out is empty; name the folder to write the export into");
+  if (out_dir.empty()) throw std::invalid_argument(text::msg("tools.export.out_empty"));
   train::check_output_dir("--out", out_dir);
   std::error_code ec;
   if (fs::is_symlink(out_dir, ec) && !fs::exists(out_dir, ec))
-    throw std::invalid_argument("--out " + out_dir + " is a symbolic link to nothing; name a folder");
+    throw std::invalid_argument(text::msg("tools.export.out_dangling", out_dir));
   if (!fs::exists(out_dir, ec)) return;
   for (const std::string& own : train::run_file_names())
     if (fs::exists(fs::path(out_dir) / own, ec))
-      throw std::invalid_argument("--out " + out_dir + " is a run directory (it holds " + own +
-                                  "); export into a folder of its own");
+      throw std::invalid_argument(text::msg("tools.export.out_is_run", out_dir, own));
   std::string joined;
   for (const std::string& f : export_files()) joined += (joined.empty() ? "" : ", ") + f;
   for (const std::string& f : export_files())
     if (fs::is_directory(fs::path(out_dir) / f, ec))
-      throw std::invalid_argument("--out " + out_dir + " holds a folder named " + f + ", which the export writes");
+      throw std::invalid_argument(text::msg("tools.export.out_holds_folder", out_dir, f));
   if (!overwrite && !fs::is_empty(out_dir, ec))
-    throw std::invalid_argument("--out " + out_dir +
-                                " already holds files; name a new folder, or give --overwrite to replace the "
-                                "export's files in it (" +
-                                joined + ")");
+    throw std::invalid_argument(text::msg("tools.export.out_not_empty", out_dir, joined));
 }
 
 }  // namespace
@@ -605,7 +605,7 @@ ExportResult export_run(const std::string& run_dir, const std::string& out_dir, 
   const nn::ModelConfig& c = model.config();
   const std::vector<Mapped> map = mapping(model);
   ExportResult result;
-  result.model = describe(c);
+  result.model = describe(c, text::lang());
 
   io::SafeTensors weights;
   const auto params = model.named_parameters();
@@ -657,7 +657,8 @@ ExportResult export_run(const std::string& run_dir, const std::string& out_dir, 
   io::write_safetensors(path(kBatch), batch);
   io::write_file(path("model.py"), model_py(ck.config, ck.step, run_dir));
   io::write_file(path("check.py"), kCheckPy);
-  io::write_file(path("README.md"), readme(run_dir, result.model, names_table(map, model, false), false));
+  io::write_file(path("README.md"),
+                 readme(run_dir, describe(c, text::Lang::en), names_table(map, model, false), false));
   io::write_file(path("README.ko.md"), readme(run_dir, describe_ko(c), names_table(map, model, true), true));
   for (const std::string& f : export_files()) result.written.push_back((fs::path(out_dir) / f).string());
   return result;
@@ -666,39 +667,37 @@ ExportResult export_run(const std::string& run_dir, const std::string& out_dir, 
 ImportResult import_run(const std::string& dir, const std::string& run_dir, const std::string& text) {
   const std::string file = (fs::path(dir) / kWeights).string();
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw std::runtime_error("no export folder at " + dir);
-  if (!fs::exists(file, ec)) throw std::runtime_error(dir + " holds no " + kWeights);
+  if (!fs::is_directory(dir, ec)) throw std::runtime_error(text::msg("tools.import.no_folder", dir));
+  if (!fs::exists(file, ec)) throw std::runtime_error(text::msg("tools.import.no_weights", dir, kWeights));
   train::check_output_dir("--out", run_dir);
   if (fs::exists(run_dir, ec) && !fs::is_empty(run_dir, ec))
-    throw std::invalid_argument("--out " + run_dir + " already holds files; name a new folder for the run");
+    throw std::invalid_argument(text::msg("tools.import.out_not_empty", run_dir));
   const io::SafeTensors weights = io::read_safetensors(file);
   const auto meta = [&](const char* key) {
     const auto it = weights.metadata.find(key);
-    if (it == weights.metadata.end())
-      throw std::runtime_error(file + ": no '" + key + "' in __metadata__; write it with model.py's save_weights");
+    if (it == weights.metadata.end()) throw std::runtime_error(text::msg("tools.import.no_metadata", file, key));
     return it->second;
   };
   if (meta("format") != kFormat)
-    throw std::runtime_error(file + ": format '" + meta("format") + "', not '" + kFormat + "'");
+    throw std::runtime_error(text::msg("tools.import.wrong_format", file, meta("format"), kFormat));
   train::TrainConfig config;
   try {
     config = nlohmann::json::parse(meta("config")).get<train::TrainConfig>();
   } catch (const std::exception& e) {
-    throw std::runtime_error(file + ": the saved config is damaged (" + std::string(e.what()) + ")");
+    throw std::runtime_error(text::msg("tools.import.config_damaged", file, e.what()));
   }
   const std::string step_text = meta("step");
   if (step_text.empty() || step_text.size() > 15 || step_text.find_first_not_of("0123456789") != std::string::npos)
-    throw std::runtime_error(file + ": the saved step '" + step_text + "' is not a whole number >= 0");
+    throw std::runtime_error(text::msg("tools.import.step_not_number", file, step_text));
   const long step = std::stol(step_text);
   if (step > config.steps)
-    throw std::runtime_error(file + ": the saved step " + step_text + " is past the run's " +
-                             std::to_string(config.steps) + " steps (the metadata was edited)");
+    throw std::runtime_error(text::msg("tools.import.step_past_end", file, step_text, config.steps));
   if (!text.empty()) config.task.text_path = text;  // its fingerprint, kept, must still match
   train::Run run = [&] {
     try {
       return train::make_run(config);
     } catch (const std::invalid_argument& e) {
-      throw std::runtime_error(file + ": the saved config cannot make a run: " + e.what());
+      throw std::runtime_error(text::msg("tools.import.config_unusable", file, e.what()));
     }
   }();
   const nn::SequenceModel& model = *run.model;
@@ -706,14 +705,13 @@ ImportResult import_run(const std::string& dir, const std::string& run_dir, cons
   auto params = model.named_parameters();
   std::set<std::string> used;
   const auto take = [&](const std::string& name, const ag::Shape& want) {
-    if (!weights.has(name)) throw std::runtime_error(file + ": the tensor '" + name + "' is missing");
+    if (!weights.has(name)) throw std::runtime_error(text::msg("tools.import.tensor_missing", file, name));
     const io::TensorData& t = weights.at(name);
-    if (t.dtype != "F32")
-      throw std::runtime_error(file + ": '" + name + "' is " + t.dtype + "; seqgrad's weights are F32 (float32)");
+    if (t.dtype != "F32") throw std::runtime_error(text::msg("tools.import.tensor_dtype", file, name, t.dtype));
     if (t.shape != std::vector<std::int64_t>(want.begin(), want.end()))
-      throw std::runtime_error(file + ": '" + name + "' has shape " +
-                               ag::to_string(ag::Shape(t.shape.begin(), t.shape.end())) + ", this model's is " +
-                               ag::to_string(want));
+      throw std::runtime_error(text::msg("tools.import.tensor_shape", file, name,
+                                         ag::to_string(ag::Shape(t.shape.begin(), t.shape.end())),
+                                         ag::to_string(want)));
     used.insert(name);
     return weights.f32(name);
   };
@@ -731,8 +729,7 @@ ImportResult import_run(const std::string& dir, const std::string& run_dir, cons
     std::copy(values.begin(), values.end(), p.data().begin());
   }
   for (const auto& [name, t] : weights.tensors())
-    if (!used.count(name))
-      throw std::runtime_error(file + ": holds a tensor this model does not have ('" + name + "')");
+    if (!used.count(name)) throw std::runtime_error(text::msg("tools.import.tensor_extra", file, name));
   // The run must be one the tools can read: one held-out batch through it, a finite loss.
   const tasks::Batch probe = run.task->eval_batches(1, 1, train::eval_seed(run.config.seed)).front();
   double loss = 0;
@@ -740,13 +737,11 @@ ImportResult import_run(const std::string& dir, const std::string& run_dir, cons
     ag::NoGrad no_grad;
     loss = train::score_batch(model, run.task->info(), probe).loss.item();
   } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(file + ": the model cannot read its task's sequences: " + e.what());
+    throw std::runtime_error(text::msg("tools.import.cannot_read_task", file, e.what()));
   }
-  if (!std::isfinite(loss))
-    throw std::runtime_error(file + ": the weights give a loss of " + fmt::format("{}", loss) +
-                             " on a held-out sequence (a NaN or infinite weight, or a run that diverged)");
+  if (!std::isfinite(loss)) throw std::runtime_error(text::msg("tools.import.loss_not_finite", file, loss));
   train::save_checkpoint(run_dir, run.config, model, *run.optimizer, step);
-  return {describe(model.config()), step, static_cast<int>(used.size())};
+  return {describe(model.config(), text::lang()), step, static_cast<int>(used.size())};
 }
 
 }  // namespace seqgrad::pytorch

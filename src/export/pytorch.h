@@ -18,7 +18,7 @@ namespace seqgrad::pytorch {
 const std::vector<std::string>& export_files();
 
 struct ExportResult {
-  std::string model;                 // "transformer, d_model 64, 2 layers, ..."
+  std::string model;                 // "transformer, d_model 64, 2 layers, ...", in the process's language
   int parameters = 0;                // tensors in the state_dict
   int batch = 0, positions = 0;      // the held-out batch written beside them
   double loss = 0;                   // seqgrad's loss on it
@@ -36,7 +36,7 @@ ExportResult export_run(const std::string& run_dir, const std::string& out_dir, 
                         const std::string& text = "", const std::function<void(const std::string&)>& note = {});
 
 struct ImportResult {
-  std::string model;
+  std::string model;  // as ExportResult's
   long step = 0;
   int parameters = 0;
 };
