@@ -5,8 +5,12 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "seqgrad_catch.hpp"
+
+#include "src/text/catalogue.h"
 
 #include "bad_input_cases.h"
 #include "english_runs.h"
@@ -133,4 +137,88 @@ TEST_CASE("korean: every command of the CLI reference and its --help, in Korean,
   INFO("report.html, English:" << joined(found));
   CHECK(found.empty());
   CHECK(english == 0);
+}
+
+namespace {
+
+// The glossary's table (docs/ko/glossary.md): each row's Korean words, and the words it replaces.
+struct Glossary {
+  std::vector<std::string> words, replaced;
+};
+Glossary read_glossary() {
+  std::ifstream in(std::string(SEQGRAD_SOURCE_DIR) + "/docs/ko/glossary.md");
+  Glossary g;
+  const auto split = [](const std::string& cell, std::vector<std::string>& into) {
+    std::string word;
+    for (std::size_t i = 0; i <= cell.size(); ++i) {
+      if (i == cell.size() || cell[i] == ',' || cell[i] == '(' || cell[i] == ')') {
+        const auto first = word.find_first_not_of(' '), last = word.find_last_not_of(' ');
+        if (first != std::string::npos) into.push_back(word.substr(first, last - first + 1));
+        word.clear();
+      } else {
+        word += cell[i];
+      }
+    }
+  };
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("| ", 0) != 0 || line.rfind("| English", 0) == 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) cells.push_back(cell);
+    if (cells.size() < 3) continue;
+    split(cells[1], g.words);
+    split(cells[2], g.replaced);
+  }
+  return g;
+}
+
+// The places in `text` where a replaced word stands (outside the glossary's own words: 체크포인트 is not 체크).
+std::vector<std::string> replaced_words(std::string text, const Glossary& g) {
+  for (const std::string& w : g.words) {
+    std::string out;
+    std::size_t from = 0;
+    for (std::size_t at = text.find(w); at != std::string::npos; at = text.find(w, from)) {
+      out.append(text, from, at - from);
+      out += '#';
+      from = at + w.size();
+    }
+    out.append(text, from, std::string::npos);
+    text = out;
+  }
+  std::vector<std::string> found;
+  for (const std::string& w : g.replaced)
+    if (text.find(w) != std::string::npos) found.push_back(w);
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("korean: the glossary: the catalogue's Korean and the Korean guides use none of the words it replaces",
+          "[korean][glossary]") {
+  const Glossary g = read_glossary();
+  REQUIRE(g.words.size() >= 40);
+  REQUIRE(g.replaced.size() >= 30);
+  CHECK(std::find(g.replaced.begin(), g.replaced.end(), "너비") != g.replaced.end());
+  CHECK(replaced_words("체크포인트를 읽습니다", g).empty());
+  CHECK(replaced_words("너비 64", g) == std::vector<std::string>{"너비"});
+  int found = 0;
+  for (const seqgrad::text::Entry& e : seqgrad::text::entries()) {
+    const auto words = replaced_words(std::string(e.ko), g);
+    INFO(e.id << ": " << e.ko);
+    for (const auto& w : words) INFO("replaced word: " << w);
+    CHECK(words.empty());
+    found += !words.empty();
+  }
+  for (const char* guide : {"docs/ko/guide.md", "docs/ko/exercises.md"}) {
+    std::ifstream in(std::string(SEQGRAD_SOURCE_DIR) + "/" + guide);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++n;
+      const auto words = replaced_words(line, g);
+      INFO(guide << ":" << n << ": " << line);
+      CHECK(words.empty());
+      found += !words.empty();
+    }
+  }
+  CHECK(found == 0);
 }
