@@ -30,9 +30,7 @@ std::vector<std::vector<double>> parse_vectors(const std::string& text) {
     std::istringstream parts(word);
     for (std::string part; std::getline(parts, part, ',');) {
       const std::optional<double> x = parse_finite(part);
-      if (!x)
-        throw std::invalid_argument("--vectors: '" + part + "' in '" + word +
-                                    "' is not a number; write vectors as 1,0 0.9,0.1 0,1");
+      if (!x) throw std::invalid_argument(text::msg("labs.cli.vectors_not_number", part, word));
       v.push_back(*x);
     }
     out.push_back(v);
@@ -43,10 +41,7 @@ std::vector<std::vector<double>> parse_vectors(const std::string& text) {
       if (u.size() != v.size()) continue;
       double dot = 0;
       for (std::size_t i = 0; i < u.size(); ++i) dot += u[i] * v[i];
-      if (!std::isfinite(dot))
-        throw std::invalid_argument(
-            "--vectors: the numbers are too large: a dot product of two vectors overflows "
-            "a double (keep every number under about 1e150)");
+      if (!std::isfinite(dot)) throw std::invalid_argument(text::msg("labs.cli.vectors_too_large"));
     }
   return out;
 }
@@ -56,8 +51,8 @@ std::vector<std::string> write_pictures(const labs::LabResult& r, const std::str
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
-    throw std::runtime_error("--svg: cannot make the directory " + dir + ": " +
-                             (ec ? ec.message() : std::string("a file of that name is there")));
+    throw std::runtime_error(
+        text::msg("labs.cli.svg_mkdir", dir, ec ? ec.message() : text::msg("labs.cli.svg_file_there")));
   std::vector<std::string> paths;
   for (const labs::Picture& p : r.pictures) {
     paths.push_back(dir + "/" + p.file);
@@ -77,10 +72,7 @@ std::string read_answer(const labs::Lab& lab, Lang lang) {
     fmt::print("{}", text::trf("lab.frame.prompt", lang, labs::format_text(lab, lang)));
     std::fflush(stdout);
     std::string line;
-    if (!std::getline(std::cin, line))
-      throw std::invalid_argument(
-          "no answer: the input ended before one was typed (run again and type it, "
-          "give it with --answer, or --reveal to see the figures without one)");
+    if (!std::getline(std::cin, line)) throw std::invalid_argument(text::msg("labs.cli.no_answer"));
     if (!::isatty(0)) fmt::print("{}\n", line);  // typed on a terminal, it is on the screen already
     if (line.find_first_not_of(" \t\r") == std::string::npos) return "";
     try {
@@ -95,7 +87,7 @@ std::string read_answer(const labs::Lab& lab, Lang lang) {
 // --seed S: a whole number, at most 18 digits.
 std::uint64_t parse_seed(const std::string& text, const std::string& option) {
   if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
-    throw std::invalid_argument(option + ": '" + text + "' is not a seed; give a whole number from 0, like 5");
+    throw std::invalid_argument(text::msg("labs.cli.not_a_seed", option, text));
   return std::stoull(text);
 }
 
@@ -104,25 +96,16 @@ std::vector<std::uint64_t> parse_seed_range(const std::string& text) {
   const std::size_t dash = text.find('-');
   const std::uint64_t first = parse_seed(text.substr(0, dash), "--seeds");
   const std::uint64_t last = dash == std::string::npos ? first : parse_seed(text.substr(dash + 1), "--seeds");
-  if (last < first)
-    throw std::invalid_argument("--seeds " + text + ": the range runs backwards; write the first seed first, like 0-4");
-  if (last - first >= 100)
-    throw std::invalid_argument("--seeds " + text + ": " + std::to_string(last - first + 1) +
-                                " seeds are too many for one command; give at most 100, like 0-4");
+  if (last < first) throw std::invalid_argument(text::msg("labs.cli.seeds_backwards", text));
+  if (last - first >= 100) throw std::invalid_argument(text::msg("labs.cli.seeds_too_many", text, last - first + 1));
   std::vector<std::uint64_t> seeds;
   for (std::uint64_t s = first; s <= last; ++s) seeds.push_back(s);
   return seeds;
 }
 
-// "seeds 0-4", "seed 5" in `lang`.
-std::string seeds_words(const std::vector<std::uint64_t>& seeds, Lang lang) {
-  const std::string en = labs::seeds_text(seeds);
-  return text::trf(seeds.size() == 1 ? "lab.frame.seed" : "lab.frame.seeds", lang, en.substr(en.find(' ') + 1));
-}
-
 // "seed 5, 600 steps": the seeds and steps of a run, in `lang`; empty for none.
 std::string trial_text(const std::vector<std::uint64_t>& seeds, int steps, Lang lang) {
-  std::string out = seeds.empty() ? "" : seeds_words(seeds, lang);
+  std::string out = seeds.empty() ? "" : labs::seeds_text(seeds, lang);
   if (steps > 0) out += (out.empty() ? "" : ", ") + text::trf("lab.frame.steps", lang, steps);
   return out;
 }
@@ -137,11 +120,29 @@ const char* verdict_word(labs::Verdict v) {
   return v == labs::Verdict::holds ? "holds" : v == labs::Verdict::fails ? "does not hold" : "inconclusive";
 }
 
+// The lab run, and its result kept in `path` for run_lab.
+labs::LabResult fresh(const labs::Lab& l, const labs::Trial& trial, const char* dir,
+                      const std::filesystem::path& path) {
+  labs::LabResult r = l.run(trial);
+  nlohmann::ordered_json j = {{"name", r.name},
+                              {"claim", r.claim},
+                              {"figures", r.figures},
+                              {"lines", r.lines},
+                              {"lines_ko", r.lines_ko},
+                              {"holds", r.holds},
+                              {"inconclusive", r.inconclusive},
+                              {"pictures", nlohmann::json::array()}};
+  for (const auto& p : r.pictures) j["pictures"].push_back({{"file", p.file}, {"svg", p.svg}});
+  std::filesystem::create_directories(dir);
+  io::write_file(path.string(), j.dump());
+  return r;
+}
+
 // The lab's experiment on `trial`. With SEQGRAD_LAB_CACHE=DIR in the environment (the guides' test sets it), a
 // result is kept in DIR and the same lab on the same trial reads it back instead of running again: the Korean guide
 // then shows the figures of the English guide's run, in Korean, without training every lab twice. The figure lines
-// are the same in every language (lab.frame.figures_in_english says so), so nothing shown depends on which
-// language ran first; once they are written in the student's language, the key must name the language too.
+// are kept in both languages (lines and lines_ko), so nothing shown depends on which language ran first; a file
+// kept before the lines had a Korean copy is run again.
 labs::LabResult run_lab(const labs::Lab& l, const labs::Trial& trial) {
   const char* dir = std::getenv("SEQGRAD_LAB_CACHE");
   if (!dir || !*dir) return l.run(trial);
@@ -151,28 +152,19 @@ labs::LabResult run_lab(const labs::Lab& l, const labs::Trial& trial) {
   const std::filesystem::path path = std::filesystem::path(dir) / (key + ".json");
   if (std::ifstream in(path); in) {
     const auto j = nlohmann::json::parse(in);
+    if (!j.contains("lines_ko")) return fresh(l, trial, dir, path);
     labs::LabResult r;
     r.name = j.at("name");
     r.claim = j.at("claim");
     r.figures = j.at("figures");
     r.lines = j.at("lines").get<std::vector<std::string>>();
+    r.lines_ko = j.at("lines_ko").get<std::vector<std::string>>();
     r.holds = j.at("holds");
     r.inconclusive = j.at("inconclusive");
     for (const auto& p : j.at("pictures")) r.pictures.push_back({p.at("file"), p.at("svg")});
     return r;
   }
-  labs::LabResult r = l.run(trial);
-  nlohmann::ordered_json j = {{"name", r.name},
-                              {"claim", r.claim},
-                              {"figures", r.figures},
-                              {"lines", r.lines},
-                              {"holds", r.holds},
-                              {"inconclusive", r.inconclusive},
-                              {"pictures", nlohmann::json::array()}};
-  for (const auto& p : r.pictures) j["pictures"].push_back({{"file", p.file}, {"svg", p.svg}});
-  std::filesystem::create_directories(dir);
-  io::write_file(path.string(), j.dump());
-  return r;
+  return fresh(l, trial, dir, path);
 }
 
 // `seqgrad lab NAME --seeds A-B`: the lab on each seed alone, each run's figures as it ends, then how many hold.
@@ -185,7 +177,6 @@ int run_on_seeds(const labs::Lab& l, const std::vector<std::uint64_t>& seeds, st
   if (!json) {
     fmt::print("{} ({})\n{}\n\n", l.name, labs::source_text(l, lang),
                text::trf("lab.frame.claim", lang, labs::claim_text(l, lang)));
-    if (lang != Lang::en) fmt::print("  {}\n", text::tr("lab.frame.figures_in_english", lang));
   }
   for (std::uint64_t seed : seeds) {
     const labs::Trial trial{{seed}, steps};
@@ -200,7 +191,7 @@ int run_on_seeds(const labs::Lab& l, const std::vector<std::uint64_t>& seeds, st
       continue;
     }
     fmt::print("{}:\n", which);
-    for (const auto& line : runs.back().lines) fmt::print("  {}\n", line);
+    for (const auto& line : runs.back().lines_in(lang)) fmt::print("  {}\n", line);
     fmt::print("  {}\n\n", text::trf("lab.frame.seed_verdict", lang, which, text::tr(verdict_id(v), lang)));
     std::fflush(stdout);
   }
@@ -231,34 +222,20 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
     bool list = false, json = false, predict = false, reveal = false;
   };
   auto a = std::make_shared<Args>();
-  auto* lab = app.add_subcommand("lab", "run one of the chapter's claims as an experiment and say whether it holds");
-  lab->add_option("name", a->name, "the lab (see --list)");
-  lab->add_flag("--list", a->list, "list the labs");
-  lab->add_flag("--json", a->json, "print name, claim, figures and holds as JSON");
-  auto* vectors =
-      lab->add_option("--vectors", a->vectors, "attention-by-hand: your own word vectors, e.g. \"1,0 0.9,0.1 0,1\"");
-  lab->add_option("--query", a->query, "attention-by-hand: which of --vectors is the query (from 0)")
-      ->capture_default_str()
-      ->needs(vectors);
-  auto* answer = lab->add_option("--answer", a->answer,
-                                 "a lab that answers a self-check question (attention-by-hand, quadratic-cost): "
-                                 "your answer, graded before the figures are shown; exit 0 when it is right");
-  auto* predict = lab->add_flag("--predict", a->predict,
-                                "ask for your answer on the terminal first (the default there for such a lab)");
-  auto* reveal = lab->add_flag("--reveal", a->reveal, "show the figures without asking for your answer");
-  auto* svg = lab->add_option("--svg", a->svg,
-                              "write the lab's pictures (SVG files) into this directory: pe-shift, sqrt-dk and "
-                              "attention-learned draw them");
-  auto* seed = lab->add_option("--seed", a->seed,
-                               "run the lab's experiment on this seed alone, in place of its own seeds (labs that "
-                               "train or draw at random)");
-  auto* seeds = lab->add_option("--seeds", a->seeds,
-                                "run it on each of these seeds, like 0-4, and say on how many the claim holds: exit 0 "
-                                "on all, 1 on none, 3 when they split");
-  auto* steps = lab->add_option("--steps", a->steps,
-                                "train the lab's main run for this many steps (its other runs in proportion); "
-                                "labs that train");
-  add_lang_option(lab, a->lang, "the claims, questions and verdicts");
+  auto* lab = app.add_subcommand("lab", text::msg("labs.cli.help"));
+  lab->add_option("name", a->name, text::msg("labs.cli.help.name"));
+  lab->add_flag("--list", a->list, text::msg("labs.cli.help.list"));
+  lab->add_flag("--json", a->json, text::msg("labs.cli.help.json"));
+  auto* vectors = lab->add_option("--vectors", a->vectors, text::msg("labs.cli.help.vectors"));
+  lab->add_option("--query", a->query, text::msg("labs.cli.help.query"))->capture_default_str()->needs(vectors);
+  auto* answer = lab->add_option("--answer", a->answer, text::msg("labs.cli.help.answer"));
+  auto* predict = lab->add_flag("--predict", a->predict, text::msg("labs.cli.help.predict"));
+  auto* reveal = lab->add_flag("--reveal", a->reveal, text::msg("labs.cli.help.reveal"));
+  auto* svg = lab->add_option("--svg", a->svg, text::msg("labs.cli.help.svg"));
+  auto* seed = lab->add_option("--seed", a->seed, text::msg("labs.cli.help.seed"));
+  auto* seeds = lab->add_option("--seeds", a->seeds, text::msg("labs.cli.help.seeds"));
+  auto* steps = lab->add_option("--steps", a->steps, text::msg("labs.cli.help.steps"));
+  add_lang_option(lab, a->lang, text::msg("labs.cli.help.lang"));
   answer->excludes(predict)->excludes(reveal)->excludes(vectors);
   predict->excludes(reveal)->excludes(vectors);
   seed->excludes(seeds)->excludes(vectors);
@@ -266,11 +243,12 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
   steps->excludes(vectors);
   commands.emplace_back(lab, [a, vectors, svg, answer, seed, seeds, steps] {
     const Lang lang = chosen_lang(a->lang);
+    text::set_lang(lang);  // the refusals below, and the labs', in the language chosen
     if (vectors->count() > 0 && a->vectors.find_first_not_of(" \t") == std::string::npos) {
-      throw std::invalid_argument("--vectors is empty; write vectors as 1,0 0.9,0.1 0,1");
+      throw std::invalid_argument(text::msg("labs.cli.vectors_empty"));
     }
     if (a->list || a->name.empty()) {
-      if (a->name.empty() && !a->list) throw std::invalid_argument("name a lab, or --list them");
+      if (a->name.empty() && !a->list) throw std::invalid_argument(text::msg("labs.cli.name_a_lab"));
       if (a->json) {
         nlohmann::json j = nlohmann::json::array();
         for (const auto& l : labs::all_labs())
@@ -293,17 +271,17 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
     }
     const labs::Lab& l = labs::find_lab(a->name);
     if ((!a->vectors.empty() || a->query != 0) && a->name != "attention-by-hand") {
-      throw std::invalid_argument("--vectors and --query are for the attention-by-hand lab");
+      throw std::invalid_argument(text::msg("labs.cli.vectors_for_by_hand"));
     }
     if (svg->count() > 0) {
-      if (a->svg.empty()) throw std::invalid_argument("--svg is empty; name a directory");
+      if (a->svg.empty()) throw std::invalid_argument(text::msg("labs.cli.svg_empty"));
       if (!l.draws) {
         std::string which;
         for (const auto& other : labs::all_labs())
           if (other.draws) which += (which.empty() ? "" : ", ") + other.name;
-        throw std::invalid_argument("the lab " + l.name + " draws no pictures; --svg is for " + which);
+        throw std::invalid_argument(text::msg("labs.cli.no_pictures", l.name, which));
       }
-      if (!a->vectors.empty()) throw std::invalid_argument("--svg draws the lab's own figures, not --vectors");
+      if (!a->vectors.empty()) throw std::invalid_argument(text::msg("labs.cli.svg_not_vectors"));
     }
     labs::Trial trial;
     if (seed->count() > 0) trial.seeds = {parse_seed(a->seed, "--seed")};
@@ -319,10 +297,10 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       std::string which;
       for (const auto& other : labs::all_labs())
         if (other.question) which += (which.empty() ? "" : ", ") + other.name;
-      throw std::invalid_argument("the lab " + l.name + " asks no question; --answer and --predict are for " + which);
+      throw std::invalid_argument(text::msg("labs.cli.no_question", l.name, which));
     }
     if (answer->count() > 0 && a->answer.find_first_not_of(" \t\r\n") == std::string::npos)
-      throw std::invalid_argument("--answer is empty; give your answer, or --reveal to see the figures without one");
+      throw std::invalid_argument(text::msg("labs.cli.answer_empty"));
     if (!a->answer.empty() && l.question->check) l.question->check(a->answer);  // its form, before the lab runs
     // On a terminal, a lab that answers a self-check question asks for the student's answer first.
     const bool ask = a->predict || (l.question && a->answer.empty() && !a->reveal && !a->json && a->vectors.empty() &&
@@ -361,8 +339,7 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       const std::string changed = trial_text(trial.seeds, trial.steps.value_or(0), lang);
       if (!changed.empty())
         fmt::print("{}\n\n", text::trf("lab.frame.trial", lang, changed, trial_text(l.seeds, l.steps, lang)));
-      if (lang != Lang::en) fmt::print("  {}\n", text::tr("lab.frame.figures_in_english", lang));
-      for (const auto& line : r.lines) fmt::print("  {}\n", line);
+      for (const auto& line : r.lines_in(lang)) fmt::print("  {}\n", line);
       fmt::print("\n{}\n", text::tr(verdict_id(labs::verdict_of(r)), lang));
       if (a->vectors.empty())
         fmt::print("{}\n", text::trf("lab.frame.try", lang, text::tr("lab." + l.name + ".try", lang)));

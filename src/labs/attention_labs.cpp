@@ -21,12 +21,11 @@ namespace seqgrad::labs {
 
 LabResult attention_by_hand(const std::vector<std::vector<double>>& vectors, int query) {
   const int n = static_cast<int>(vectors.size());
-  if (n < 2) throw std::invalid_argument("attention-by-hand needs at least two vectors");
+  if (n < 2) throw std::invalid_argument(text::msg("labs.by-hand.two_vectors"));
   const int d = static_cast<int>(vectors[0].size());
   for (const auto& v : vectors)
-    if (static_cast<int>(v.size()) != d || d == 0)
-      throw std::invalid_argument("attention-by-hand: every vector needs the same, non-zero length");
-  if (query < 0 || query >= n) throw std::invalid_argument("attention-by-hand: the query must be one of the vectors");
+    if (static_cast<int>(v.size()) != d || d == 0) throw std::invalid_argument(text::msg("labs.by-hand.same_length"));
+  if (query < 0 || query >= n) throw std::invalid_argument(text::msg("labs.by-hand.query"));
   std::vector<ag::Scalar> data;
   for (const auto& v : vectors) data.insert(data.end(), v.begin(), v.end());
   const ag::Tensor X({n, d}, data);  // every word's vector: keys and values
@@ -49,12 +48,10 @@ LabResult attention_by_hand(const std::vector<std::vector<double>>& vectors, int
   r.figures["new_vector_unscaled"] = mu;
   const int top = static_cast<int>(std::max_element(w.begin(), w.end()) - w.begin());
   r.figures["largest_weight_on"] = top;
-  r.lines.push_back(fmt::format("the chapter's formula: weights = softmax(q.k / sqrt(d)), d = {}", d));
-  for (std::size_t j = 0; j < s.size(); ++j)
-    r.lines.push_back(
-        fmt::format("vector {}: score {:.3f}, weight {:.3f}   (without / sqrt(d): {:.3f})", j, s[j], w[j], wu[j]));
-  r.lines.push_back(fmt::format("new vector of the query: ({:.3f})   (without / sqrt(d): ({:.3f}))", fmt::join(m, ", "),
-                                fmt::join(mu, ", ")));
+  r.line("labs.attention-by-hand.formula", d);
+  for (std::size_t j = 0; j < s.size(); ++j) r.line("labs.attention-by-hand.vector", j, s[j], w[j], wu[j]);
+  r.line("labs.attention-by-hand.new_vector", fmt::format("{:.3f}", fmt::join(m, ", ")),
+         fmt::format("{:.3f}", fmt::join(mu, ", ")));
   // The claim: with or without the scaling, the weights follow the scores
   // (softmax keeps their order) and sum to 1.
   auto ordered_and_normalised = [&](const std::vector<double>& weight) {
@@ -88,7 +85,8 @@ LabResult chapter_example() {
             m[0].get<double>() > m[1].get<double>();
   const auto& wu = r.figures["weights_unscaled"];
   r.holds = r.holds && wu[0].get<double>() + wu[1].get<double>() > 2 * wu[2].get<double>();
-  r.lines.insert(r.lines.begin(), "a = (1, 0), b = (0.9, 0.1), c = (0, 1); a is the query");
+  r.lines.insert(r.lines.begin(), std::string(text::tr("labs.attention-by-hand.vectors", text::Lang::en)));
+  r.lines_ko.insert(r.lines_ko.begin(), std::string(text::tr("labs.attention-by-hand.vectors", text::Lang::ko)));
   return r;
 }
 
@@ -101,7 +99,7 @@ struct ByHand {
 };
 constexpr std::array<std::string_view, 4> kJoints{"와", "과", "랑", "하고"};
 ByHand split_by_hand(const std::string& answer) {
-  const std::string format(text::tr("lab.attention-by-hand.format", text::Lang::en));
+  const std::string format(text::tr("lab.attention-by-hand.format", text::lang()));
   std::string rest;  // the answer with the Korean "and"s as spaces
   for (std::size_t i = 0; i < answer.size();) {
     const std::string_view at = std::string_view(answer).substr(i);
@@ -119,8 +117,7 @@ ByHand split_by_hand(const std::string& answer) {
       out.named.insert(low[0] - 'a');
     } else if (low != "and" && low != "&" && low != "+" && !low.empty()) {
       // The names come after the numbers: "a 1, b 0.9, c 0" labels the numbers, it does not answer the second half.
-      if (!out.named.empty())
-        throw std::invalid_argument("the answer names vectors before its numbers; write " + format);
+      if (!out.named.empty()) throw std::invalid_argument(text::msg("labs.answer.names_first", format));
       numbers += token + " ";
     }
     token.clear();
@@ -132,11 +129,9 @@ ByHand split_by_hand(const std::string& answer) {
       token += ch;
   }
   take();
-  if (numbers.empty() && !out.named.empty())
-    throw std::invalid_argument("the answer names vectors but gives no numbers; write " + format);
+  if (numbers.empty() && !out.named.empty()) throw std::invalid_argument(text::msg("labs.answer.names_only", format));
   out.numbers = parse_answer_numbers(numbers, format);
-  if (out.numbers.size() != 3)
-    throw std::invalid_argument(fmt::format("the answer has {} numbers; write {}", out.numbers.size(), format));
+  if (out.numbers.size() != 3) throw std::invalid_argument(text::msg("labs.answer.count", out.numbers.size(), format));
   return out;
 }
 
@@ -213,10 +208,9 @@ Grade grade_by_hand(const std::string& answer, const LabResult& r, text::Lang la
 
 // Self-check 4: how many times the work for ten times the tokens.
 double growth_answer(const std::string& answer) {
-  const std::string format(text::tr("lab.quadratic-cost.format", text::Lang::en));
+  const std::string format(text::tr("lab.quadratic-cost.format", text::lang()));
   const std::vector<double> given = parse_answer_numbers(answer, format);
-  if (given.size() != 1)
-    throw std::invalid_argument(fmt::format("the answer has {} numbers; write {}", given.size(), format));
+  if (given.size() != 1) throw std::invalid_argument(text::msg("labs.answer.count", given.size(), format));
   return given[0];
 }
 
@@ -285,19 +279,14 @@ LabResult sqrt_dk() {
     r.figures["max_weight_scaled"].push_back(top_scaled);
     r.figures["grad_norm_unscaled"].push_back(grad_raw);
     r.figures["grad_norm_scaled"].push_back(grad_scaled);
-    r.lines.push_back(
-        fmt::format("d_k {:>3}: var(q.k) {:>7.1f} (= {:.2f} d_k), scaled {:.2f}; softmax over 16 keys: top weight "
-                    "{:.3f} unscaled, {:.3f} scaled; |grad| {:.2e} vs {:.2e}",
-                    d, var, var / d, var / d, top_raw, top_scaled, grad_raw, grad_scaled));
+    r.line("labs.sqrt-dk.row", d, var, var / d, var / d, top_raw, top_scaled, grad_raw, grad_scaled);
     holds = holds && std::abs(var / d - 1) < 0.15;
     // At the paper's d_k = 64 the unscaled softmax already leans on one key and passes back less gradient; from 256
     // on it has one winner and the gradient is all but gone.
     if (d == 64) holds = holds && top_raw > 0.8 && grad_raw < 0.8 * grad_scaled;
     if (d >= 256) holds = holds && top_raw > 0.99 && grad_raw < 0.1 * grad_scaled;
   }
-  r.lines.push_back(
-      "var(q.k): over 4000 pairs; the softmax's top weight and |grad| (the gradient the scores get from that weight): "
-      "the median over 101 draws of 16 scores");
+  r.line("labs.sqrt-dk.note");
   r.pictures.push_back({"softmax-saturation.svg", report::svg(chart)});
   r.holds = holds;
   return r;
@@ -319,13 +308,14 @@ LabResult no_position() {
                                 {"개 가 고양이 를 물었다", "고양이 가 개 를 물었다", {3, 4, 5, 6, 7}, {2, 1, 0, 3, 4}}};
   constexpr int V = 8;
   struct Setting {
-    const char* label;
+    const char* label;  // its id in the catalogue
     const char* pos;
     bool causal;
   };
   bool holds = true;
-  for (const Setting& setting : {Setting{"no PE", "none", false}, Setting{"sinusoidal", "sinusoidal", false},
-                                 Setting{"no PE, causal", "none", true}}) {
+  for (const Setting& setting :
+       {Setting{"labs.no-position.no_pe", "none", false}, Setting{"labs.no-position.sinusoidal", "sinusoidal", false},
+        Setting{"labs.no-position.no_pe_causal", "none", true}}) {
     nn::ModelConfig c;
     c.kind = "transformer";
     c.vocab = c.out_dim = V;
@@ -356,17 +346,15 @@ LabResult no_position() {
       const std::string key = std::string(setting.pos) + (setting.causal ? "_causal" : "");
       r.figures["max_diff_" + key].push_back(rows);
       r.figures["mean_diff_" + key].push_back(mean);
-      r.lines.push_back(
-          fmt::format("{:<14} \"{}\" vs \"{}\": rows after un-permuting differ by {:.1e}, the mean "
-                      "over positions by {:.1e}",
-                      setting.label, p.a, p.b, rows, mean));
+      r.line_each([&](text::Lang lang) {
+        return text::trf("labs.no-position.row", lang, text::tr(setting.label, lang), p.a, p.b, rows, mean);
+      });
       // Without PE and mask: equivariant rows, an invariant mean; either one breaks both.
       const bool blind = std::string(setting.pos) == "none" && !setting.causal;
       holds = holds && (blind ? rows < 1e-5 && mean < 1e-5 : rows > 1e-2 && mean > 1e-3);
     }
   }
-  r.lines.push_back(
-      "a random 2-layer Transformer, width 16, no causal mask unless said: each position sees the whole sentence");
+  r.line("labs.no-position.note");
   r.holds = holds;
   return r;
 }
@@ -404,10 +392,7 @@ std::pair<double, double> fastest_run(Work work) {
 // FLOPs and measured time (the fastest of many runs).
 LabResult quadratic_cost() {
   if (!seqgrad::runtime::flops_counted())
-    throw std::runtime_error(
-        "quadratic-cost counts the products' FLOPs, which only the fast kernels count: run it on the fast build, "
-        "without "
-        "--kernels reference");
+    throw std::runtime_error(text::msg("labs.refuse.fast_kernels_only", "quadratic-cost"));
   LabResult r;
   auto attention_cost = [](int n) {
     ag::Rng rng(1);
@@ -441,13 +426,11 @@ LabResult quadratic_cost() {
                {"attention_ms", {at1, at10}},
                {"rnn_flops", {rf1, rf10}},
                {"rnn_ms", {rt1, rt10}}};
-  r.lines.push_back(fmt::format("attention scores and mixing, n = {} -> {}: FLOPs x{:.1f}, time x{:.1f}", n, 10 * n,
-                                af10 / af1, at10 / at1));
-  r.lines.push_back(fmt::format("RNN over the sequence,      n = {} -> {}: FLOPs x{:.1f}, time x{:.1f}", n, 10 * n,
-                                rf10 / rf1, rt10 / rt1));
+  r.line("labs.quadratic-cost.attention", n, 10 * n, af10 / af1, at10 / at1);
+  r.line("labs.quadratic-cost.rnn", n, 10 * n, rf10 / rf1, rt10 / rt1);
   // The claim is about work: counted FLOPs, exact (100 and 10). Time follows the work only roughly (caches,
   // the allocator, other processes), so of time the verdict asks only that attention's grow more than the RNN's.
-  r.lines.push_back("the verdict rests on the counted FLOPs; the times are this machine's, the fastest of many runs");
+  r.line("labs.quadratic-cost.note");
   r.holds = std::abs(af10 / af1 - 100) < 1 && std::abs(rf10 / rf1 - 10) < 0.5 && at10 / at1 > rt10 / rt1;
   return r;
 }
@@ -457,9 +440,7 @@ LabResult quadratic_cost() {
 // sum) against the whole layer, in counted FLOPs and in time.
 LabResult attention_share() {
   if (!seqgrad::runtime::flops_counted())
-    throw std::runtime_error(
-        "attention-share counts the products' FLOPs, which only the fast kernels count: run it on the fast build, "
-        "without --kernels reference");
+    throw std::runtime_error(text::msg("labs.refuse.fast_kernels_only", "attention-share"));
   LabResult r;
   const std::vector<int> lens{64, 128, 256, 512, 1024, 2048, 4096};
   bool holds = true;
@@ -509,24 +490,16 @@ LabResult attention_share() {
     r.figures["width_" + std::to_string(d) + "_crossover"] = {{"by_flops", by_flops}, {"by_time", by_time}};
     std::string header;
     for (int T : lens) header += fmt::format(" {:>6}", T);
-    r.lines.push_back(fmt::format("width {:>3}, n = {}", d, header));
-    r.lines.push_back(
-        fmt::format("  attention's share of the FLOPs, counted   {}   passes half at n = {:.0f} ({:.1f} d)", flops_row,
-                    by_flops, by_flops / d));
-    r.lines.push_back(
-        fmt::format("  of the time, this machine's               {}   passes half at n = {:.0f} ({:.1f} d)", time_row,
-                    by_time, by_time / d));
+    r.line("labs.attention-share.width", d, header);
+    r.line("labs.attention-share.flops", flops_row, by_flops, by_flops / d);
+    r.line("labs.attention-share.time", time_row, by_time, by_time / d);
     // The count: the n^2 term (4 n^2 d) against the linear ones (24 n d^2) passes at n = 6 d, 4-8 d with the layer
     // norms, the embedding and the head; the time passes too, and sooner (attention's softmax and small per-head
     // products do fewer FLOPs a second than the large projections), but not before a quarter of that length.
     holds = holds && by_flops > 4 * d && by_flops < 8 * d && by_time > by_flops / 4 && by_time <= by_flops;
   }
-  r.lines.push_back(
-      "one layer's forward pass, batch 1, no mask, FFN 4x (4 heads at width 64, 8 at 512); attention's share: its "
-      "scores, softmax and weighted sum (the projections and the FFN are the rest); times: the fastest of the runs in "
-      "200 ms, this machine's");
-  r.lines.push_back(
-      "per layer the projections and the FFN do 24 n d^2 FLOPs, attention's core 4 n^2 d: it passes them at n = 6 d");
+  r.line("labs.attention-share.note");
+  r.line("labs.attention-share.count");
   r.holds = holds;
   return r;
 }

@@ -20,6 +20,13 @@ nn::ModelConfig small(const std::string& kind, int max_len) {
   return c;
 }
 
+// A chain's label ("this model", "radius 0.5", from inspect::jacobian_chains) in `lang`.
+std::string chain_label(const std::string& label, text::Lang lang) {
+  if (label == "this model") return std::string(text::tr("labs.two-walls.this_model", lang));
+  if (label.starts_with("radius ")) return text::trf("labs.two-walls.radius", lang, label.substr(7));
+  return label;
+}
+
 LabResult two_walls() {
   LabResult r;
   const auto task = tasks::make_task({"recall", 64, "", ""});
@@ -37,23 +44,20 @@ LabResult two_walls() {
                                 {"k16", ch.norm[15]},
                                 {"k63", ch.norm[62]}};
     r.figures["chains"].push_back(c);
-    r.lines.push_back(
-        fmt::format("W_h {:<11} (rho {:.2f}, sigma {:.2f}): ||dh_T/dh_(T-k)|| at k = 1, 4, 16, 63: {:.2e} {:.2e} "
-                    "{:.2e} {:.2e}",
-                    ch.label, ch.spectral_radius, ch.spectral_norm, ch.norm[0], ch.norm[3], ch.norm[15], ch.norm[62]));
+    r.line_each([&](text::Lang lang) {
+      return text::trf("labs.two-walls.chain", lang, chain_label(ch.label, lang), ch.spectral_radius, ch.spectral_norm,
+                       ch.norm[0], ch.norm[3], ch.norm[15], ch.norm[62]);
+    });
   }
-  r.lines.push_back(
-      "rho: W_h's spectral radius (largest |eigenvalue|), the long-run rate; sigma: its spectral norm (largest "
-      "singular value), the most one step can stretch");
+  r.line("labs.two-walls.rho_sigma");
   // Wall 2: the steps that must run one after another.
   const auto rnn_paths = inspect::measure_paths(*rnn, 64);
   const auto attention_paths = inspect::measure_paths(*nn::make_model(small("transformer", 65), 0), 64);
   const auto rnn_short = inspect::measure_paths(*rnn, 32);
   r.figures["sequential_ops_rnn"] = {rnn_short.sequential_ops, rnn_paths.sequential_ops};
   r.figures["sequential_ops_attention"] = attention_paths.sequential_ops;
-  r.lines.push_back(
-      fmt::format("ops that must run one after another: RNN {} at T = 32, {} at T = 64; Transformer {} at T = 64",
-                  rnn_short.sequential_ops, rnn_paths.sequential_ops, attention_paths.sequential_ops));
+  r.line("labs.two-walls.sequential", rnn_short.sequential_ops, rnn_paths.sequential_ops,
+         attention_paths.sequential_ops);
   const auto& half = chains[1];
   const auto& big = chains[3];
   // Below radius one the product vanishes; above it, it grows at first (until tanh saturates);
@@ -74,7 +78,7 @@ LabResult path_length() {
     r.figures[kind] = {{"len", lens}, {"path_from_first", paths}};
     std::string row;
     for (std::size_t i = 0; i < lens.size(); ++i) row += fmt::format("  T={}: {}", lens[i], paths[i]);
-    r.lines.push_back(fmt::format("{:<12} path from x_0 to the last output:{}", kind, row));
+    r.line("labs.path-length.row", kind, row);
     const bool flat = paths.front() == paths.back();
     holds =
         holds &&

@@ -38,13 +38,15 @@ LabResult shared_weights() {
   struct Row {
     std::string label, kind;
     nn::choices::PositionalEncoding pos;
+    const char* label_id = nullptr;  // the label's id in the catalogue, for a label in words
   };
   using PE = nn::choices::PositionalEncoding;
-  const std::vector<Row> rows{{"rnn", "rnn", PE::none},
-                              {"lstm", "lstm", PE::none},
-                              {"gru", "gru", PE::none},
-                              {"transformer (sinusoidal)", "transformer", PE::sinusoidal},
-                              {"transformer (learned)", "transformer", PE::learned}};
+  const std::vector<Row> rows{
+      {"rnn", "rnn", PE::none},
+      {"lstm", "lstm", PE::none},
+      {"gru", "gru", PE::none},
+      {"transformer (sinusoidal)", "transformer", PE::sinusoidal, "labs.shared-weights.sinusoidal"},
+      {"transformer (learned)", "transformer", PE::learned, "labs.shared-weights.learned"}};
   bool recurrent_flat = true, sinusoidal_flat = true, learned_per_position = true;
   for (const Row& row : rows) {
     std::vector<double> counts;
@@ -53,7 +55,10 @@ LabResult shared_weights() {
     r.figures[row.label] = {{"len", lens}, {"parameters", counts}};
     std::string line;
     for (std::size_t i = 0; i < lens.size(); ++i) line += fmt::format("  T={}: {}", lens[i], counts[i]);
-    r.lines.push_back(fmt::format("{:<25} parameters:{}", row.label, line));
+    r.line_each([&](text::Lang lang) {
+      return text::trf("labs.shared-weights.row", lang,
+                       row.label_id ? std::string(text::tr(row.label_id, lang)) : row.label, line);
+    });
     const bool flat = std::all_of(counts.begin(), counts.end(), [&](double n) { return n == counts.front(); });
     if (row.pos == PE::learned) {
       // One vector of width d_model per position the table can hold.
@@ -65,9 +70,7 @@ LabResult shared_weights() {
       recurrent_flat = recurrent_flat && flat;
     }
   }
-  r.lines.push_back(
-      "width 64, one layer; a recurrent model reuses its W_x, W_h and b at every step, whatever T; a learned position "
-      "table holds one vector per position it can take");
+  r.line("labs.shared-weights.note");
   r.holds = recurrent_flat && sinusoidal_flat && learned_per_position;
   return r;
 }
@@ -109,23 +112,21 @@ LabResult clipping() {
       accuracy[clip].push_back(acc);
       largest[clip].push_back(top);
     }
-    std::string line;
-    for (std::size_t i = 0; i < seeds.size(); ++i)
-      line += fmt::format("  seed {}: {:.3f} (largest norm {:.1f})", seeds[i], accuracy[clip][i], largest[clip][i]);
-    r.lines.push_back(fmt::format("{:<16}{}", clip == 0 ? "no clipping" : "clipped to 1", line));
+    r.line_each([&](text::Lang lang) {
+      std::string line;
+      for (std::size_t i = 0; i < seeds.size(); ++i)
+        line += text::trf("labs.clipping.seed", lang, seeds[i], accuracy[clip][i], largest[clip][i]);
+      return fmt::format("{:<16}{}", text::tr(clip == 0 ? "labs.clipping.none" : "labs.clipping.to_1", lang), line);
+    });
     r.figures[clip == 0 ? "unclipped" : "clipped"] = {
         {"seed", seeds}, {"accuracy", accuracy[clip]}, {"largest_grad_norm", largest[clip]}};
   }
   std::string losses;
   for (double l : unclipped_loss) losses += fmt::format("{}{:.1f}", losses.empty() ? "" : ", ", l);
-  r.lines.push_back(
-      fmt::format("no clipping, held-out loss at the end: {} (at the first step: {:.2f})", losses, first_loss.front()));
+  r.line("labs.clipping.losses", losses, first_loss.front());
   r.figures["unclipped"]["first_loss"] = first_loss;
   r.figures["unclipped"]["final_loss"] = unclipped_loss;
-  r.lines.push_back(fmt::format(
-      "vanilla RNN, width 64, W_h = I, SGD at lr {}, {} steps on lookback 20; held-out accuracy (chance 0.125) and "
-      "the largest gradient norm of the run, before clipping",
-      kLr, steps));
+  r.line("labs.clipping.note", kLr, steps);
   // Unclipped, every seed ends worse than it started; clipped, most seeds learn the task.
   bool all_diverged = true;
   for (std::size_t i = 0; i < seeds.size(); ++i) all_diverged = all_diverged && unclipped_loss[i] > first_loss[i];
@@ -154,29 +155,23 @@ LabResult context_vector() {
     return ab / std::sqrt(aa * bb);
   };
   std::vector<std::vector<double>> fresh;
-  r.lines.push_back("word vectors (river, money, person, act): 은행에 = (0.5, 0.5, 0, 0) in both sentences");
+  r.line("labs.context-vector.words");
   for (const Sentence& s : sentences) {
     const LabResult a = attention_by_hand(s.words, 2);  // 은행에 asks
     const auto v = a.figures["new_vector"].get<std::vector<double>>();
     fresh.push_back(v);
     const double to_river = cosine(v, river), to_money = cosine(v, money);
     const auto weights = a.figures["weights"].get<std::vector<double>>();
-    r.lines.push_back(fmt::format(
-        "\"{}\": the weights 은행에 gives 나는, {}, 은행에, {}: {:.2f}, {:.2f}, {:.2f}, {:.2f}", s.text,
-        s.text.find("강가") != std::string::npos ? "강가" : "돈을",
-        s.text.find("앉아") != std::string::npos ? "앉아" : "맡겨", weights[0], weights[1], weights[2], weights[3]));
+    r.line("labs.context-vector.weights", s.text, s.text.find("강가") != std::string::npos ? "강가" : "돈을",
+           s.text.find("앉아") != std::string::npos ? "앉아" : "맡겨", weights[0], weights[1], weights[2], weights[3]);
     r.figures["sentences"].push_back(
         {{"text", s.text}, {"new_vector", v}, {"cos_river", to_river}, {"cos_money", to_money}});
-    r.lines.push_back(
-        fmt::format("\"{}\": 은행에 becomes ({:.3f}, {:.3f}, {:.3f}, {:.3f}); cos to 강가 {:.3f}, to 돈 {:.3f}", s.text,
-                    v[0], v[1], v[2], v[3], to_river, to_money));
+    r.line("labs.context-vector.becomes", s.text, v[0], v[1], v[2], v[3], to_river, to_money);
   }
-  r.lines.push_back(
-      "the chapter's weights (강가 0.6, 앉아 0.25, 나는 0.1) illustrate; these small hand-made vectors, divided by "
-      "sqrt(4), give flatter ones, and the new vector still leans toward 강가");
+  r.line("labs.context-vector.chapter");
   const double between = cosine(fresh[0], fresh[1]);
   r.figures["cos_between_contexts"] = between;
-  r.lines.push_back(fmt::format("cos between the two new vectors of 은행에: {:.3f} (its word vector: 1.000)", between));
+  r.line("labs.context-vector.between", between);
   const auto& s0 = r.figures["sentences"][0];
   const auto& s1 = r.figures["sentences"][1];
   r.holds = s0["cos_river"].get<double>() > s0["cos_money"].get<double>() &&
@@ -235,9 +230,7 @@ LabResult attention_learned() {
                           600,
                           340};
   bool holds = true;
-  r.lines.push_back(fmt::format(
-      "the query's weight on the key, 16 positions back (an even share: {:.3f}); mean over heads / the top head",
-      1.0 / T));
+  r.line("labs.attention-learned.head", 1.0 / T);
   for (std::uint64_t seed : seeds) {
     train::TrainConfig c = small_config({"recall", 16, "", ""}, 2, 4, steps, seed);
     c.eval_size = 256;
@@ -261,17 +254,14 @@ LabResult attention_learned() {
                                   {"after_mean", after_mean},
                                   {"after_top_head", after_top},
                                   {"accuracy_after", acc}});
-    r.lines.push_back(
-        fmt::format("  seed {}: before training {:.3f} / {:.3f}   after {} steps {:.3f} / {:.3f}   "
-                    "(held-out accuracy {:.3f})",
-                    seed, before_mean, before_top, steps, after_mean, after_top, acc));
+    r.line("labs.attention-learned.seed", seed, before_mean, before_top, steps, after_mean, after_top, acc);
     // After, the key gets at least three times the weight it got from the random
     // weights (which need not be an even share), most of one head's.
     holds = holds && after_mean > 3 * before_mean && after_top > 0.5 && acc > 0.9;
   }
   r.figures["even_share"] = 1.0 / T;
   r.pictures.push_back({"recall-query-row.svg", report::svg(chart)});
-  r.lines.push_back("one layer, width 32, 2 heads, Adam at 3e-3; 64 held-out sequences (recall chance 0.125)");
+  r.line("labs.attention-learned.note");
   r.holds = holds;
   return r;
 }
@@ -319,19 +309,14 @@ LabResult attention_memory() {
     }
     std::string line;
     for (std::size_t i = 0; i < lens.size(); ++i) line += fmt::format("  T={}: {:.2f}", lens[i], mib[kind][i]);
-    r.lines.push_back(fmt::format("{:<12} MiB kept for the backward:{}", kind, line));
+    r.line("labs.attention-memory.row", kind, line);
     r.figures[kind] = {{"len", lens}, {"mib", mib[kind]}};
   }
   const double attention_growth = mib["transformer"][3] / mib["transformer"][2],
                rnn_growth = mib["rnn"][3] / mib["rnn"][2];
   r.figures["growth_1024_to_2048"] = {{"transformer", attention_growth}, {"rnn", rnn_growth}};
-  r.lines.push_back(fmt::format("from T = 1024 to 2048: attention x{:.1f}, RNN x{:.1f} (n^2 would be x4, n x2)",
-                                attention_growth, rnn_growth));
-  r.lines.push_back(
-      measured
-          ? "batch 1, one forward pass: the heap's live bytes after it, less before"
-          : "this system's allocator cannot be read (a sanitizer's, say): the figures are seqgrad's own estimate of "
-            "what grows with T");
+  r.line("labs.attention-memory.growth", attention_growth, rnn_growth);
+  r.line(measured ? "labs.attention-memory.measured" : "labs.attention-memory.estimated");
   r.holds = attention_growth > 3 && rnn_growth < 2.5 && mib["transformer"][3] > 10 * mib["rnn"][3];
   return r;
 }
@@ -354,15 +339,15 @@ LabResult sqrt_dk_training() {
     }
     std::string row;
     for (double a : acc[scale]) row += fmt::format(" {:.3f}", a);
-    r.lines.push_back(fmt::format("{:<32} held-out accuracy, {}:{}",
-                                  scale ? "softmax(q.k / sqrt(d_k))" : "softmax(q.k), no scaling", seeds_text(seeds),
-                                  row));
+    r.line_each([&](text::Lang lang) {
+      return text::trf("labs.sqrt-dk-training.row", lang,
+                       scale ? std::string("softmax(q.k / sqrt(d_k))")
+                             : std::string(text::tr("labs.sqrt-dk-training.unscaled", lang)),
+                       seeds_text(seeds, lang), row);
+    });
     r.figures[scale ? "scaled" : "unscaled"] = acc[scale];
   }
-  r.lines.push_back(
-      fmt::format("one layer, one head of d_k = 64, recall over 32 positions, {} steps of Adam at 1e-3 (warmup, then "
-                  "cosine); chance 0.125",
-                  steps));
+  r.line("labs.sqrt-dk-training.note", steps);
   const double worst_scaled = *std::min_element(acc[true].begin(), acc[true].end()),
                best_unscaled = *std::max_element(acc[false].begin(), acc[false].end());
   r.holds = worst_scaled >= 0.99 && best_unscaled < 0.9 && best_unscaled < worst_scaled;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/text/catalogue.h"
@@ -22,14 +23,30 @@ struct Picture {
 
 struct LabResult {
   std::string name;
-  std::string claim;               // the sentence from the chapter or the paper analysis being tested
-  nlohmann::ordered_json figures;  // every number the verdict is computed from
-  std::vector<std::string> lines;  // the figures explained, for people
+  std::string claim;                  // the sentence from the chapter or the paper analysis being tested
+  nlohmann::ordered_json figures;     // every number the verdict is computed from
+  std::vector<std::string> lines;     // the figures explained, for people, in English
+  std::vector<std::string> lines_ko;  // the same lines in Korean, one for one
   bool holds = false;
   // The lab's own measurement could not decide (a timed lab on a machine whose second core was busy):
   // neither holds nor fails; `holds` is false, and a line of `lines` says why.
   bool inconclusive = false;
   std::vector<Picture> pictures;  // the labs with Lab::draws only
+
+  // A figure line in both languages: the catalogue's `id` ("labs.NAME.xxx"), its fields filled with `args`.
+  template <class... A>
+  void line(std::string_view id, const A&... args) {
+    lines.push_back(text::trf(id, text::Lang::en, args...));
+    lines_ko.push_back(text::trf(id, text::Lang::ko, args...));
+  }
+  // A figure line whose fields are words as well as numbers: `make(lang)` writes it in either language.
+  template <class F>
+  void line_each(F make) {
+    lines.push_back(make(text::Lang::en));
+    lines_ko.push_back(make(text::Lang::ko));
+  }
+  // The figure lines in `lang`.
+  const std::vector<std::string>& lines_in(text::Lang lang) const { return lang == text::Lang::ko ? lines_ko : lines; }
 };
 
 // A self-check question of the chapter that a lab answers: the student's own
@@ -84,8 +101,8 @@ struct Lab {
 enum class Verdict { holds, fails, inconclusive };
 Verdict verdict_of(const LabResult& result);
 Verdict verdict_over(const std::vector<LabResult>& runs);
-// "seeds 0-2", "seed 5", "seeds 0, 3, 4": for the lines a lab prints.
-std::string seeds_text(const std::vector<std::uint64_t>& seeds);
+// "seeds 0-2", "seed 5", "seeds 0, 3, 4": for the lines a lab prints; in `lang`, "시드 0-2".
+std::string seeds_text(const std::vector<std::uint64_t>& seeds, text::Lang lang = text::Lang::en);
 
 // The numbers of an answer, separated by commas or spaces; a trailing 'x' on
 // each is allowed ("100x"). Throws std::invalid_argument naming `format`.

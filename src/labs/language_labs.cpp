@@ -108,11 +108,7 @@ LabResult agreement() {
   const tasks::TaskOptions words{"words", 0, "", ""};
   const std::shared_ptr<tasks::Task> task = tasks::make_task(words);
   const Probe probe = agreement_probe(*task);
-  r.lines.push_back(
-      fmt::format("{} prompts \". the N1 that the N2 V2\", N2 of the other number (\". the cat that the dogs chase\"): "
-                  "is the verb form of N1's number the likelier next word, and where does V2 look in layer 2 "
-                  "(mean weight on each word)?",
-                  probe.B));
+  r.line("labs.agreement.prompts", probe.B);
   bool holds = true;
   for (std::uint64_t seed : trial_seeds()) {
     train::TrainConfig c = small_config(words, 2, 4, kSteps, seed);
@@ -134,22 +130,15 @@ LabResult agreement() {
                                   {"layer2_rows_after", after.rows},
                                   {"layer2_rows_before", before.rows},
                                   {"held_out_accuracy", *trained.eval.token_acc}});
-    r.lines.push_back(
-        fmt::format("  seed {}: agrees with N1 on {:.1f}% of prompts before training, {:.1f}% after {} "
-                    "steps; head {} looks at the subject",
-                    seed, 100 * before.agrees, 100 * after.agrees, kSteps, top));
-    for (std::size_t h = 0; h < after.rows.size(); ++h)
-      r.lines.push_back(fmt::format("    head {}, before:{}", h, row_text(before.rows[h])));
-    for (std::size_t h = 0; h < after.rows.size(); ++h)
-      r.lines.push_back(fmt::format("    head {}, after: {}", h, row_text(after.rows[h])));
+    r.line("labs.agreement.seed", seed, 100 * before.agrees, 100 * after.agrees, kSteps, top);
+    for (std::size_t h = 0; h < after.rows.size(); ++h) r.line("labs.agreement.before", h, row_text(before.rows[h]));
+    for (std::size_t h = 0; h < after.rows.size(); ++h) r.line("labs.agreement.after", h, row_text(after.rows[h]));
     // Agreement on nearly every prompt, and a head that gives the subject most of its weight and the nearer noun
     // next to none, where before training it gave the subject no more than a few times an even share.
     const std::vector<double>& looks = after.rows[top];
     holds = holds && after.agrees >= 0.9 && looks[kSubject] > 0.5 && looks[kAttractor] < 0.1 * looks[kSubject];
   }
-  r.lines.push_back(fmt::format(
-      "words task on data/toylang.txt, two layers, width 32, 2 heads, Adam at 3e-3, {} steps; an even share: {:.3f}",
-      kSteps, 1.0 / kProbeT));
+  r.line("labs.agreement.note", kSteps, 1.0 / kProbeT);
   r.holds = holds;
   return r;
 }

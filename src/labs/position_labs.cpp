@@ -55,8 +55,7 @@ LabResult pe_shift() {
     }
     r.figures["k"].push_back(k);
     r.figures["max_error"].push_back(worst);
-    r.lines.push_back(
-        fmt::format("PE(pos + {:>2}) = M_{} PE(pos) for every pos < {}: largest error {:.1e}", k, k, T - k, worst));
+    r.line("labs.pe-shift.shift", k, k, T - k, worst);
     holds = holds && worst < 1e-4;
   }
   // Random directions in d dimensions are nearly orthogonal: mean |cos| ~ sqrt(2 / (pi d)).
@@ -76,8 +75,7 @@ LabResult pe_shift() {
     r.figures["d"].push_back(d);
     r.figures["mean_abs_cos"].push_back(mean);
     r.figures["sqrt_2_over_pi_d"].push_back(theory);
-    r.lines.push_back(
-        fmt::format("d = {:>3}: mean |cos| of random pairs {:.3f} (sqrt(2/(pi d)) = {:.3f})", d, mean, theory));
+    r.line("labs.pe-shift.cos", d, mean, theory);
     if (d >= 32) holds = holds && std::abs(mean / theory - 1) < 0.1;
   }
   r.holds = holds;
@@ -109,11 +107,8 @@ LabResult rope() {
   }
   const double other = dot_at(0, 10);
   r.figures = {{"gap", gap}, {"min_dot", lo}, {"max_dot", hi}, {"spread", hi - lo}, {"dot_at_gap_10", other}};
-  r.lines.push_back(
-      fmt::format("q.k with k {} positions after q, over {} shifts: from {:.6f} to {:.6f} (spread {:.1e})", gap,
-                  T - gap, lo, hi, hi - lo));
-  r.lines.push_back(
-      fmt::format("the same q and k 10 positions apart: {:.6f}: the dot product does change with the distance", other));
+  r.line("labs.rope.shifts", gap, T - gap, lo, hi, hi - lo);
+  r.line("labs.rope.apart", other);
   r.holds = hi - lo < 1e-4 * std::max(1.0, std::abs(hi)) && std::abs(other - hi) > 1e-3;
   return r;
 }
@@ -162,13 +157,10 @@ LabResult length_generalisation() {
         row += fmt::format("  T = {:>3}: {:.3f} / {:.3f}", T, seen, unseen);
         r.figures[pos][std::to_string(seed)].push_back({{"len", T}, {"seen", seen}, {"unseen", unseen}});
       }
-      r.lines.push_back(fmt::format("{:<11} seed {}: positions 0-15 / 16 on:{}", pos, seed, row));
+      r.line("labs.length-generalisation.row", pos, seed, row);
     }
   }
-  r.lines.push_back(
-      fmt::format("lookback: the answer at t is 4 x[t-1] + 2 x[t-2] + x[t-4] (8 classes, chance 0.125); one layer of "
-                  "width 32, 4 heads, {} steps at T = 16; held-out accuracy on the trained positions / on the new ones",
-                  steps));
+  r.line("labs.length-generalisation.note", steps);
   // On the trained positions all stay right; on the new ones at twice the length the absolute encodings are near
   // chance and RoPE is not; further out RoPE falls too, staying above both.
   bool holds = true;
@@ -263,25 +255,15 @@ LabResult rope_window() {
                                        {"far_weight_new_positions", far / queries},
                                        {"weight_per_far_key", far_per_key},
                                        {"weight_per_seen_unneeded_key", seen_per_key}};
-    r.lines.push_back(fmt::format(
-        "seed {}: positions 16-63 of T = 64: accuracy {:.3f} with the whole past, {:.3f} with the last 16 tokens", seed,
-        acc, acc_window));
-    r.lines.push_back(
-        fmt::format("        weight on the tokens 1, 2, 4 back: {:.3f} at positions 4-15, {:.3f} at 16-63; on keys 16 "
-                    "or more back: "
-                    "{:.3f} ({:.4f} a key, against {:.4f} a key at the unneeded distances 3, 5-15)",
-                    needed_seen / queries_seen, needed / queries, far / queries, far_per_key, seen_per_key));
+    r.line("labs.rope-window.accuracy", seed, acc, acc_window);
+    r.line("labs.rope-window.weights", needed_seen / queries_seen, needed / queries, far / queries, far_per_key,
+           seen_per_key);
     // Falls with the whole past, is right with the last 16 tokens; the far keys take a real share, each about as
     // much as an unneeded key within reach or more, and the needed tokens lose weight.
     holds = holds && acc < 0.9 && acc_window >= 0.95 && far / queries >= 0.2 && far_per_key >= 0.8 * seen_per_key &&
             needed / queries < needed_seen / queries_seen;
   }
-  r.lines.push_back(fmt::format(
-      "lookback (8 classes, chance 0.125), one layer of width 32, 4 heads, {} steps at T = 16, RoPE (the "
-      "length-generalisation lab's models); weights averaged over heads and queries; with the last 16 tokens: each new "
-      "position read as the last of its own 16 tokens, which for scores that depend on the distance alone is the same "
-      "as hiding every key 16 or more back",
-      steps));
+  r.line("labs.rope-window.note", steps);
   r.holds = holds;
   return r;
 }

@@ -48,19 +48,14 @@ std::string names_of(bool (*has)(const Lab&)) {
 
 void Lab::check(const Trial& t) const {
   if (!t.seeds.empty() && seeds.empty())
-    throw std::invalid_argument("the lab " + name +
-                                " draws nothing at random (a seed would change none of its figures); --seed and "
-                                "--seeds are for " +
-                                names_of([](const Lab& l) { return !l.seeds.empty(); }));
-  if (over_seeds && t.seeds.size() == 1)
-    throw std::invalid_argument("the claim of the lab " + name +
-                                " compares seeds (most of them, or their spread), which one seed cannot show; give it "
-                                "two or more, like --seeds 0-4");
+    throw std::invalid_argument(
+        text::msg("labs.refuse.no_seeds", name, names_of([](const Lab& l) { return !l.seeds.empty(); })));
+  if (over_seeds && t.seeds.size() == 1) throw std::invalid_argument(text::msg("labs.refuse.one_seed", name));
   if (t.steps && steps == 0)
-    throw std::invalid_argument("the lab " + name + " does not train; --steps is for " +
-                                names_of([](const Lab& l) { return l.steps > 0; }));
+    throw std::invalid_argument(
+        text::msg("labs.refuse.no_steps", name, names_of([](const Lab& l) { return l.steps > 0; })));
   if (t.steps && (*t.steps < 1 || *t.steps > 1'000'000))
-    throw std::invalid_argument("--steps " + std::to_string(*t.steps) + " is out of range: give 1 to 1000000");
+    throw std::invalid_argument(text::msg("labs.refuse.steps_range", *t.steps));
 }
 
 LabResult Lab::run(const Trial& t) const {
@@ -94,14 +89,15 @@ int trial_steps(int steps) {
   return std::max(1, static_cast<int>(std::lround(static_cast<double>(steps) * *trial.steps / running->steps)));
 }
 
-std::string seeds_text(const std::vector<std::uint64_t>& seeds) {
-  if (seeds.size() == 1) return "seed " + std::to_string(seeds.front());
+std::string seeds_text(const std::vector<std::uint64_t>& seeds, text::Lang lang) {
+  if (seeds.size() == 1) return text::trf("lab.frame.seed", lang, seeds.front());
   bool consecutive = seeds.size() > 1;
   for (std::size_t i = 1; i < seeds.size(); ++i) consecutive = consecutive && seeds[i] == seeds[i - 1] + 1;
-  if (consecutive) return "seeds " + std::to_string(seeds.front()) + "-" + std::to_string(seeds.back());
-  std::string out = "seeds ";
-  for (std::size_t i = 0; i < seeds.size(); ++i) out += (i ? ", " : "") + std::to_string(seeds[i]);
-  return out;
+  if (consecutive)
+    return text::trf("lab.frame.seeds", lang, std::to_string(seeds.front()) + "-" + std::to_string(seeds.back()));
+  std::string list;
+  for (std::size_t i = 0; i < seeds.size(); ++i) list += (i ? ", " : "") + std::to_string(seeds[i]);
+  return text::trf("lab.frame.seeds", lang, list);
 }
 
 Verdict verdict_of(const LabResult& result) {
@@ -229,7 +225,7 @@ std::vector<double> parse_answer_numbers(const std::string& answer, const std::s
     // Decimal numbers only: strtod would also read hex floats (0x1p3) and "inf".
     const bool decimal = number.find_first_not_of("0123456789.eE+-") == std::string::npos;
     if (!decimal || used != number.size() || !std::isfinite(x))
-      throw std::invalid_argument("the answer '" + answer + "': '" + word + "' is not a number; write " + format);
+      throw std::invalid_argument(text::msg("labs.answer.not_a_number", answer, word, format));
     out.push_back(x);
     word.clear();
   };
@@ -241,7 +237,7 @@ std::vector<double> parse_answer_numbers(const std::string& answer, const std::s
     }
   }
   take();
-  if (out.empty()) throw std::invalid_argument("the answer is empty; write " + format);
+  if (out.empty()) throw std::invalid_argument(text::msg("labs.answer.empty", format));
   return out;
 }
 
@@ -251,7 +247,7 @@ const Lab& find_lab(const std::string& name) {
     if (lab.name == name) return lab;
     names += (names.empty() ? "" : ", ") + lab.name;
   }
-  throw std::invalid_argument("unknown lab '" + name + "'; the labs are: " + names);
+  throw std::invalid_argument(text::msg("labs.refuse.unknown", name, names));
 }
 
 }  // namespace seqgrad::labs

@@ -94,16 +94,12 @@ std::string flops_text(double f) {
 // steps (twice over) on one thread and on two.
 LabResult sequential_time() {
   if (!seqgrad::runtime::flops_counted())
-    throw std::runtime_error(
-        "sequential-time counts the products' FLOPs, which only the fast kernels count: run it on the fast build, "
-        "without "
-        "--kernels reference");
+    throw std::runtime_error(text::msg("labs.refuse.fast_kernels_only", "sequential-time"));
   LabResult r;
   constexpr int kTokens = 2048, kSteps = 9;
   double core_between = 0;  // the second core, between the two rounds and after them (a warm machine)
   std::map<std::string, std::vector<Layout>> runs;
-  r.lines.push_back(
-      fmt::format("model          B x T     ops in a chain    GFLOP   1 thread                   2 threads"));
+  r.line("labs.sequential-time.header");
   // Two rounds over every layout, each figure the faster of the two: a step timed while the machine was busy
   // elsewhere does not decide the verdict.
   for (int round = 0; round < 2; ++round) {
@@ -140,45 +136,27 @@ LabResult sequential_time() {
                                  {"ms_2_threads", l.ms_two},
                                  {"ms_1_thread_rounds", l.rounds_one},
                                  {"ms_2_threads_rounds", l.rounds_two}});
-      r.lines.push_back(
-          fmt::format("{:<12} {:>3} x {:<4}  {:>8}          {:6.3f}   {:7.2f} ms ({:5.1f} GFLOP/s)   {:7.2f} ms", kind,
-                      l.batch, l.len, l.chain, l.gflop, l.ms_one, l.gflop * 1e3 / l.ms_one, l.ms_two));
+      r.line("labs.sequential-time.row", kind, l.batch, l.len, l.chain, l.gflop, l.ms_one, l.gflop * 1e3 / l.ms_one,
+             l.ms_two);
     }
   const std::vector<Layout>&rnn = runs["rnn"], &tf = runs["transformer"];
   const Layout &short_rnn = rnn.front(), &long_rnn = rnn.back();
   double rnn_two = 1e9;  // the RNN's best time with two threads against one, over the layouts
   for (const Layout& l : rnn) rnn_two = std::min(rnn_two, l.ms_two / l.ms_one);
-  r.lines.push_back(fmt::format(
-      "rnn: one sequence of 2048 against 128 of 16, the same FLOPs: time x{:.1f}; with a second thread, time x{:.2f} "
-      "at best (it could split the input projection and the head, never the chain)",
-      long_rnn.ms_one / short_rnn.ms_one, rnn_two));
-  r.lines.push_back(fmt::format("transformer: with a second thread, time x{:.2f} at 128 x 16, time x{:.2f} at 1 x 2048",
-                                tf.front().ms_two / tf.front().ms_one, tf.back().ms_two / tf.back().ms_one));
-  r.lines.push_back(fmt::format(
-      "work per op of the chain: rnn {} at 128 x 16, {} at 1 x 2048; transformer {} and {} ({:.0f} and {:.0f} times "
-      "the rnn's)",
-      flops_text(short_rnn.per_link()), flops_text(long_rnn.per_link()), flops_text(tf.front().per_link()),
-      flops_text(tf.back().per_link()), tf.front().per_link() / short_rnn.per_link(),
-      tf.back().per_link() / long_rnn.per_link()));
-  r.lines.push_back(fmt::format(
-      "the transformer does {:.0f} to {:.0f} times the rnn's FLOPs (attention and a 4x FFN in each of two layers, "
-      "against one 64 x 64 product a token)",
-      tf.front().gflop / short_rnn.gflop, tf.back().gflop / long_rnn.gflop));
-  r.lines.push_back(
-      "times are this machine's, the fastest of 9 steps in each of two rounds (a step: forward, loss, backward, Adam), "
-      "so they change from run to run");
-  r.lines.push_back(fmt::format(
-      "a second core: a fixed loop on two threads at once took x{:.2f} the time of one thread between the rounds, "
-      "x{:.2f} after them (x1.00: the second core was free)",
-      core_between, core_after));
+  r.line("labs.sequential-time.rnn", long_rnn.ms_one / short_rnn.ms_one, rnn_two);
+  r.line("labs.sequential-time.transformer", tf.front().ms_two / tf.front().ms_one,
+         tf.back().ms_two / tf.back().ms_one);
+  r.line("labs.sequential-time.per_op", flops_text(short_rnn.per_link()), flops_text(long_rnn.per_link()),
+         flops_text(tf.front().per_link()), flops_text(tf.back().per_link()),
+         tf.front().per_link() / short_rnn.per_link(), tf.back().per_link() / long_rnn.per_link());
+  r.line("labs.sequential-time.flops", tf.front().gflop / short_rnn.gflop, tf.back().gflop / long_rnn.gflop);
+  r.line("labs.sequential-time.times");
+  r.line("labs.sequential-time.core", core_between, core_after);
 
   const Verdict v = sequential_time_verdict(r.figures);
   r.holds = v == Verdict::holds;
   r.inconclusive = v == Verdict::inconclusive;
-  if (r.inconclusive)
-    r.lines.push_back(
-        "inconclusive: the second core was busy (above x1.30) or the two rounds of a step differ by more than 35%, "
-        "so these times cannot say what a second thread does; run it again when the machine is idle");
+  if (r.inconclusive) r.line("labs.sequential-time.inconclusive");
   return r;
 }
 

@@ -60,14 +60,10 @@ LabResult gates() {
           {"distance", distances}, {"accuracy", acc}, {"reach", longest}};
       std::string row;
       for (std::size_t i = 0; i < distances.size(); ++i) row += fmt::format("  {:>2}: {:.3f}", distances[i], acc[i]);
-      r.lines.push_back(
-          fmt::format("{:>4} steps  {:<12} recall accuracy by distance{}   reach {}", steps, kind, row, longest));
+      r.line("labs.gates.row", steps, kind, row, longest);
     }
   }
-  r.lines.push_back(
-      fmt::format("reach: the longest distance up to which the key is recalled on at least 90% of held-out sequences "
-                  "(chance 12.5%); width 32, batch 32, seed {}",
-                  seed));
+  r.line("labs.gates.note", seed);
   // At each budget the gated models reach further than the vanilla RNN and attention furthest; and the budget
   // moves the gated models' reach.
   bool holds = true;
@@ -108,15 +104,9 @@ LabResult gru_gradient() {
     decay[kind] = {before, after};
     accuracy[kind] = *trained.eval.token_acc;
     r.figures[kind] = {{"far_over_near_before", before}, {"far_over_near_after", after}, {"accuracy", accuracy[kind]}};
-    r.lines.push_back(
-        fmt::format("{:<5} |dL/dx| farthest / nearest: {:.1e} at the start, {:.1e} after {} steps; "
-                    "held-out accuracy {:.3f}",
-                    kind, before, after, steps, accuracy[kind]));
+    r.line("labs.gru-gradient.row", kind, before, after, steps, accuracy[kind]);
   }
-  r.lines.push_back(fmt::format(
-      "recall over {} tokens (chance 0.125), width 32, batch 32, Adam at 3e-3, seed {}; the gradient of the last "
-      "position's loss at the first input over that at the last, on 64 held-out sequences",
-      kDistance, seed));
+  r.line("labs.gru-gradient.note", kDistance, seed);
   const auto &lstm = decay["lstm"], &gru = decay["gru"];
   // The GRU starts two or more orders of magnitude behind, learns the task where the LSTM does not, and its far
   // gradient grows by more than four orders with training. (The LSTM's after training is no guide either way: from
@@ -169,16 +159,22 @@ LabResult multi_head() {
       params[heads] = t.params;
       if (heads == 4 && !four) four = t.model;
     }
-    std::string when;
-    for (long s : reached[heads]) when += s ? fmt::format(" {:>5}", s) : std::string("  never");
+    const auto when = [&](text::Lang lang) {
+      std::string out;
+      for (long s : reached[heads])
+        out += s ? fmt::format(" {:>5}", s) : "  " + std::string(text::tr("labs.multi-head.never", lang));
+      return out;
+    };
     r.figures[fmt::format("heads_{}", heads)] = {{"d_k", 32 / heads},
                                                  {"params", params[heads]},
                                                  {"steps_to_90", reached[heads]},
                                                  {"accuracy_by_seed", accuracy[heads]}};
-    r.lines.push_back(
-        fmt::format("{} head{} of width {:>2} ({} parameters): steps to 90% by seed{}; held-out accuracy "
-                    "after {}{}",
-                    heads, heads == 1 ? " " : "s", 32 / heads, params[heads], when, kSteps, row_of(accuracy[heads])));
+    r.line_each([&](text::Lang lang) {
+      // English says "1 head " or "4 heads"; Korean counts with 개 and needs no ending
+      const std::string ending = lang == text::Lang::ko ? "" : heads == 1 ? " " : "s";
+      return text::trf("labs.multi-head.row", lang, heads, ending, 32 / heads, params[heads], when(lang), kSteps,
+                       row_of(accuracy[heads]));
+    });
   }
   // What each of the four heads (the first seed) looks at: its mean weight on the tokens 0 to 4 steps back.
   const auto task = tasks::make_task({"lookback", 0, "", ""});
@@ -197,12 +193,9 @@ LabResult multi_head() {
               w.data()[((static_cast<std::size_t>(b) * 4 + h) * T + t) * T + (t - o)] / (batch.B * (T - 4));
     favourite.push_back(static_cast<int>(std::max_element(at.begin(), at.end()) - at.begin()));
     r.figures["heads_4"]["offsets_first_seed"].push_back(at);
-    r.lines.push_back(fmt::format("  seed {}, head {}: mean weight on the token 0..4 back{}  (most on {} back)",
-                                  seeds.front(), h, row_of(at), favourite.back()));
+    r.line("labs.multi-head.head", seeds.front(), h, row_of(at), favourite.back());
   }
-  r.lines.push_back(
-      "task lookback: the answer at t is 4 x[t-1] + 2 x[t-2] + x[t-4] (8 classes, chance 0.125); one layer, width 32; "
-      "steps to 90%: the training batch's accuracy over 50 steps");
+  r.line("labs.multi-head.note");
   bool faster = true;
   for (std::size_t i = 0; i < seeds.size(); ++i)
     faster = faster && reached[4][i] > 0 && (reached[1][i] == 0 || reached[4][i] < reached[1][i]);
@@ -219,18 +212,18 @@ LabResult multi_head() {
 LabResult ffn() {
   LabResult r;
   struct Variant {
-    std::string name, label;
+    std::string name, label;  // label: its id in the catalogue
     int ffn_mult, d_model, layers, steps;
   };
   const std::vector<Variant> variants{
-      {"no_ffn", "no FFN", 0, 32, 1, 1000},
-      {"no_ffn_width_64", "no FFN, width 64", 0, 64, 1, 1000},
-      {"no_ffn_3_layers", "no FFN, 3 layers", 0, 32, 3, 1000},
-      {"ffn_1x", "FFN 1x", 1, 32, 1, 1000},
-      {"ffn_2x", "FFN 2x", 2, 32, 1, 1000},
-      {"ffn_4x", "FFN 4x", 4, 32, 1, 1000},
-      {"ffn_8x", "FFN 8x", 8, 32, 1, 1000},
-      {"no_ffn_3000_steps", "no FFN", 0, 32, 1, 3000},
+      {"no_ffn", "labs.ffn.no_ffn", 0, 32, 1, 1000},
+      {"no_ffn_width_64", "labs.ffn.no_ffn_width_64", 0, 64, 1, 1000},
+      {"no_ffn_3_layers", "labs.ffn.no_ffn_3_layers", 0, 32, 3, 1000},
+      {"ffn_1x", "labs.ffn.ffn_1x", 1, 32, 1, 1000},
+      {"ffn_2x", "labs.ffn.ffn_2x", 2, 32, 1, 1000},
+      {"ffn_4x", "labs.ffn.ffn_4x", 4, 32, 1, 1000},
+      {"ffn_8x", "labs.ffn.ffn_8x", 8, 32, 1, 1000},
+      {"no_ffn_3000_steps", "labs.ffn.no_ffn", 0, 32, 1, 3000},
   };
   std::map<std::string, std::vector<double>> acc;
   for (Variant v : variants) {
@@ -251,15 +244,12 @@ LabResult ffn() {
                          {"steps", v.steps},
                          {"params", params},
                          {"accuracy_by_seed", a}};
-    r.lines.push_back(fmt::format("{:>4} steps  {:<17} ({:>5} parameters): held-out accuracy by seed{}", v.steps,
-                                  v.label, params, row_of(a)));
+    r.line_each([&](text::Lang lang) {
+      return text::trf("labs.ffn.row", lang, v.steps, text::tr(v.label, lang), params, row_of(a));
+    });
   }
-  r.lines.push_back(
-      "task modsum: the answer at t is (x[t-1] + x[t-2]) mod 5 (chance 0.2), XOR widened to five symbols; width 32 "
-      "unless said, two heads");
-  r.lines.push_back(
-      "attention fetches both symbols, but a weighted average of them is not the 25-case table; without an FFN the "
-      "only non-linear steps left are the softmax and LayerNorm");
+  r.line("labs.ffn.task");
+  r.line("labs.ffn.why");
   auto all = [&](const std::string& name, auto pred) { return std::all_of(acc[name].begin(), acc[name].end(), pred); };
   auto learned = [](double a) { return a >= 0.99; };
   auto short_of = [](double a) { return a < 0.9; };
@@ -323,12 +313,8 @@ LabResult qk_asymmetry() {
       asymmetry(to_vector(ag::matmul(ag::matmul(X, Wq), ag::transpose(ag::matmul(X, Wk)))), n);
   r.figures["xxt"] = {{"relative_asymmetry", xx_rel}, {"largest_difference", xx_max}};
   r.figures["random_qkt"] = {{"relative_asymmetry", qk_rel}, {"largest_difference", qk_max}};
-  r.lines.push_back(
-      fmt::format("X X^T   (6 random vectors, d = 16): ||S - S^T|| / ||S|| = {:.2g}, largest |s_ij - s_ji| = {:.2g}",
-                  xx_rel, xx_max));
-  r.lines.push_back(
-      fmt::format("Q K^T   (random W_Q, W_K):          ||S - S^T|| / ||S|| = {:.3f}, largest |s_ij - s_ji| = {:.3f}",
-                  qk_rel, qk_max));
+  r.line("labs.qk-asymmetry.xxt", xx_rel, xx_max);
+  r.line("labs.qk-asymmetry.qkt", qk_rel, qk_max);
 
   // Trained on lookback, where each position must read the tokens 1, 2 and 4 steps back: one layer of width 32,
   // 4 heads, seeds 0-2, 1000 and 3000 steps (as the trial has them), with W_Q and W_K apart and with W_K = W_Q.
@@ -352,8 +338,9 @@ LabResult qk_asymmetry() {
       if (steps == longer) costs = costs && tied.back() < apart.back();
       if (!first_apart) first_apart = a.model, first_tied = t.model;
     }
-    r.lines.push_back(fmt::format("lookback, {} steps, held-out accuracy, {}: W_Q, W_K apart{}; W_K = W_Q{}", steps,
-                                  seeds_text(seeds), row_of(apart), row_of(tied)));
+    r.line_each([&](text::Lang lang) {
+      return text::trf("labs.qk-asymmetry.trained", lang, steps, seeds_text(seeds, lang), row_of(apart), row_of(tied));
+    });
     r.figures["trained"]["steps_" + std::to_string(steps)] = {{"accuracy_apart", apart}, {"accuracy_tied", tied}};
   }
   r.figures["trained"]["task"] = "lookback";
@@ -381,13 +368,8 @@ LabResult qk_asymmetry() {
   };
   const double self_apart = self_first(*first_apart), self_tied = self_first(*first_tied);
   r.figures["trained"]["self_highest_share"] = {{"apart", self_apart}, {"tied", self_tied}};
-  r.lines.push_back(
-      fmt::format("seed {}, rows (queries) whose highest score is their own position: W_Q, W_K apart "
-                  "{:.0f}%, W_K = W_Q {:.0f}% (8 held-out sequences, 4 heads)",
-                  seeds.front(), 100 * self_apart, 100 * self_tied));
-  r.lines.push_back(
-      "s(i -> j) = q_i . k_j / sqrt(d_k): how much word i, asking, looks for word j; X X^T or W_K = W_Q would make it "
-      "the same both ways");
+  r.line("labs.qk-asymmetry.self", seeds.front(), 100 * self_apart, 100 * self_tied);
+  r.line("labs.qk-asymmetry.note");
   r.holds = xx_rel < 1e-6 && qk_rel > 0.1 && costs && self_tied > self_apart;
   return r;
 }
@@ -430,19 +412,16 @@ LabResult value_proj() {
                        {"params_without", b->num_parameters()},
                        {"largest_logit", size},
                        {"largest_difference", diff}};
-  r.lines.push_back(fmt::format(
-      "one head, random weights: with W_V ({} parameters) and without it, W_O := W_V W_O ({}): logits up to {:.2f} "
-      "differ by at most {:.1e}",
-      a->num_parameters(), b->num_parameters(), size, diff));
+  r.line("labs.value-proj.fold", a->num_parameters(), b->num_parameters(), size, diff);
 
   // 2. Four heads, where the fold does not exist: without W_V head h passes on only its own slice of x.
   struct Variant {
-    std::string name, label;
+    std::string name, label;  // label: its id in the catalogue
     bool value_proj, tie_kv;
   };
-  const std::vector<Variant> variants{{"w_v", "V = X W_V (the paper)", true, false},
-                                      {"v_is_x", "V = X (--no-value)  ", false, false},
-                                      {"v_is_k", "V = K (--tie-kv)    ", false, true}};
+  const std::vector<Variant> variants{{"w_v", "labs.value-proj.w_v", true, false},
+                                      {"v_is_x", "labs.value-proj.v_is_x", false, false},
+                                      {"v_is_k", "labs.value-proj.v_is_k", false, true}};
   std::map<std::string, std::vector<double>> loss;
   const int steps = trial_steps(1000);
   for (const Variant& v : variants) {
@@ -458,12 +437,12 @@ LabResult value_proj() {
       params = t.params;
     }
     r.figures["four_heads"][v.name] = {{"params", params}, {"held_out_loss", loss[v.name]}, {"accuracy", acc}};
-    r.lines.push_back(fmt::format("4 heads, {} ({} parameters): held-out loss by seed{}, accuracy{}", v.label, params,
-                                  row_of(loss[v.name]), row_of(acc)));
+    r.line_each([&](text::Lang lang) {
+      return text::trf("labs.value-proj.row", lang, text::tr(v.label, lang), params, row_of(loss[v.name]), row_of(acc));
+    });
   }
-  r.lines.push_back(fmt::format(
-      "task lookback: 4 x[t-1] + 2 x[t-2] + x[t-4] (8 classes, chance 0.125); one layer, width 32, {} steps, {}", steps,
-      seeds_text(trial_seeds())));
+  r.line_each(
+      [&](text::Lang lang) { return text::trf("labs.value-proj.note", lang, steps, seeds_text(trial_seeds(), lang)); });
   // The fold holds to float rounding; and neither variant without W_V is behind, or ahead of, the paper's on every
   // seed: their ranges over the seeds overlap.
   auto overlaps = [&](const std::vector<double>& x) {

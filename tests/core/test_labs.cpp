@@ -1,4 +1,5 @@
 // Every lab is a test: its verdict, computed from its figures, must hold (the timed lab's rule is checked instead).
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -306,6 +307,8 @@ TEST_CASE("a lab's verdict over seeds holds on all, fails on none, and is inconc
   CHECK(labs::seeds_text({0, 1, 2}) == "seeds 0-2");
   CHECK(labs::seeds_text({5}) == "seed 5");
   CHECK(labs::seeds_text({0, 3, 4}) == "seeds 0, 3, 4");
+  CHECK(labs::seeds_text({0, 1, 2}, text::Lang::ko) == "시드 0-2");
+  CHECK(labs::seeds_text({5}, text::Lang::ko) == "시드 5");
   // A lab that draws nothing at random takes no seed; one that does not train takes no steps.
   CHECK_THROWS_AS(labs::find_lab("shared-weights").run({{3}, std::nullopt}), std::invalid_argument);
   CHECK_THROWS_AS(labs::find_lab("two-walls").run({{}, 100}), std::invalid_argument);
@@ -335,5 +338,26 @@ TEST_CASE("the English guide runs every lab, and shows each one holding", "[labs
     }
     CHECK(shown);
     CHECK(held);
+  }
+}
+
+// A lab's figure lines come in both languages, one for one: the Korean ones from the catalogue, in Korean.
+TEST_CASE("a lab's figure lines are in English and in Korean, line for line", "[labs]") {
+  for (const char* name : {"shared-weights", "two-walls", "attention-by-hand", "context-vector", "no-position",
+                           "attention-memory", "pe-shift", "path-length", "rope"}) {
+    INFO(name);
+    const labs::LabResult r = labs::find_lab(name).run();
+    REQUIRE(!r.lines.empty());
+    CHECK(r.lines_ko.size() == r.lines.size());
+    CHECK(&r.lines_in(text::Lang::en) == &r.lines);
+    CHECK(&r.lines_in(text::Lang::ko) == &r.lines_ko);
+    for (std::size_t i = 0; i < r.lines.size() && i < r.lines_ko.size(); ++i) {
+      INFO(r.lines_ko[i]);
+      // a Hangul syllable (U+AC00-U+D7A3 start with the bytes EA-ED) in every Korean line
+      CHECK(std::any_of(r.lines_ko[i].begin(), r.lines_ko[i].end(), [](char c) {
+        const auto b = static_cast<unsigned char>(c);
+        return b >= 0xEA && b <= 0xED;
+      }));
+    }
   }
 }
