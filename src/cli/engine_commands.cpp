@@ -25,6 +25,15 @@ const CLI::Validator kSeed(
 
 namespace {
 
+// An op check's name as the table shows it: the op, and its variant in the
+// language ("add (trailing, left)": the op add, its variant "trailing, left").
+std::string op_name(const std::string& op) {
+  const std::size_t open = op.find(" (");
+  if (open == std::string::npos || !op.ends_with(")")) return op;
+  const std::string id = "tools.variant." + op.substr(open + 2, op.size() - open - 3);
+  return text::has(id) ? op.substr(0, open) + " (" + text::msg(id) + ")" : op;
+}
+
 int run_gradcheck(std::uint64_t seed, bool json) {
   const ag::OpCheckReport report = ag::check_all_ops(seed);
   auto worst = std::max_element(report.ops.begin(), report.ops.end(), [](const ag::OpCheck& a, const ag::OpCheck& b) {
@@ -56,7 +65,7 @@ int run_gradcheck(std::uint64_t seed, bool json) {
     std::size_t op_width = std::max<std::size_t>(2, bench::columns(h_op)),
                 shapes_width = std::max<std::size_t>(12, bench::columns(h_shapes));
     for (const ag::OpCheck& c : report.ops) {
-      op_width = std::max(op_width, c.op.size());
+      op_width = std::max(op_width, bench::columns(op_name(c.op)));
       shapes_width = std::max(shapes_width, c.shapes.size());
     }
     const std::size_t checked_width = std::max<std::size_t>(7, bench::columns(h_checked)),
@@ -66,13 +75,14 @@ int run_gradcheck(std::uint64_t seed, bool json) {
                checked_width, h_abs, abs_width, h_rel, rel_width, text::msg("tools.gradcheck.col_result"));
     const std::string pass = text::msg("tools.gradcheck.pass"), fail = text::msg("tools.gradcheck.fail");
     for (const ag::OpCheck& c : report.ops) {
-      fmt::print("{:<{}} {:<{}} {:>{}} {:>{}.2e} {:>{}.2e}  {}\n", c.op, op_width, c.shapes, shapes_width, c.checked,
-                 checked_width, c.max_abs_error, abs_width, c.max_rel_error, rel_width, c.passed ? pass : fail);
+      fmt::print("{:<{}} {:<{}} {:>{}} {:>{}.2e} {:>{}.2e}  {}\n", op_name(c.op), op_width, c.shapes, shapes_width,
+                 c.checked, checked_width, c.max_abs_error, abs_width, c.max_rel_error, rel_width,
+                 c.passed ? pass : fail);
     }
     fmt::print("\n{}\n", text::msg("tools.gradcheck.summary",
                                    failed ? text::msg("tools.gradcheck.some_failed", failed, report.ops.size())
                                           : text::msg("tools.gradcheck.all_passed", report.ops.size()),
-                                   worst->max_rel_error, worst->op));
+                                   worst->max_rel_error, op_name(worst->op)));
   }
   return report.passed() ? 0 : 1;
 }

@@ -345,7 +345,7 @@ json lab(const json& r) {
           {"source", l.source},
           {"claim", text::tr("lab." + l.name + ".claim", lang)},
           {"figures", result.figures},
-          {"lines", result.lines},
+          {"lines", {{"en", result.lines_in(text::Lang::en)}, {"ko", result.lines_in(text::Lang::ko)}}},
           {"holds", result.holds},
           {"inconclusive", result.inconclusive},
           {"verdict", tr(result.holds          ? "web.labs.holds"

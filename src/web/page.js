@@ -366,8 +366,7 @@
     el.innerHTML = '';
     var verdict = r.holds ? 'holds' : r.inconclusive ? 'inconclusive' : 'fails';
     el.appendChild(make('span', 'verdict ' + verdict, t('labs.' + verdict)));
-    if (lang !== 'en') el.appendChild(make('span', 'muted', ' ' + t('labs.figures_note')));
-    el.appendChild(make('pre', '', r.lines.join('\n')));
+    el.appendChild(make('pre', '', r.lines[lang].join('\n')));
   }
 
   lang = chooseLanguage();

@@ -2,6 +2,7 @@
 // (docs/cli.md) shows, each command's --help, and every refusal of the
 // bad-input table, run with LANG=ko_KR.UTF-8, print no English sentence (no run
 // of three English words: english_runs.h says what is left out).
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -123,7 +124,12 @@ TEST_CASE("korean: every command of the CLI reference and its --help, in Korean,
   html << in.rdbuf();
   std::string visible;
   bool tag = false;
-  for (char c : html.str()) {
+  const std::string page = html.str();
+  for (std::size_t i = 0; i < page.size(); ++i) {
+    for (const char* hidden : {"style", "script"})  // their text is not shown
+      if (page.compare(i, 1 + std::strlen(hidden), std::string("<") + hidden) == 0)
+        i = std::min(page.size() - 1, page.find(std::string("</") + hidden, i));
+    const char c = page[i];
     if (c == '<') tag = true;
     if (!tag) visible += c;
     if (c == '>') {

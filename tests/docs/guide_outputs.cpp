@@ -36,9 +36,9 @@
 //
 // Given both guides, a command they both show runs once, and a lab the Korean
 // guide shows with --lang ko takes the result its English run computed
-// (SEQGRAD_LAB_CACHE, lab_commands.cpp): its figure lines are the same in both
-// languages, so what the Korean block checks (the frame, the verdict, the
-// question in Korean) is all there, at half the labs' time. A timed lab's
+// (SEQGRAD_LAB_CACHE, lab_commands.cpp): a lab's result holds its figure lines
+// in both languages, so the Korean block is checked whole (the frame, the
+// figures, the verdict, the question in Korean) at half the labs' time. A timed lab's
 // second and third runs take fresh times.
 #include <algorithm>
 #include <cstdio>
