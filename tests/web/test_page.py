@@ -191,7 +191,7 @@ def main():
 
         # The compare mode, in Korean: the RNN and the LSTM trained beside the Transformer on recall, the three
         # charts drawn with Korean words, the table and a verdict computed from the accuracies.
-        set_value(driver, "compare-len", 16)
+        set_value(driver, "compare-len", 64)
         set_value(driver, "compare-steps", 300)
         started = time.time()
         driver.find_element("id", "compare-run").click()
@@ -216,7 +216,7 @@ def main():
         verdict = driver.find_element("id", "compare-verdict").text
         print(f"compare verdict: {verdict}")
         if compared["verdict_kind"] != "attention" or "이 장의 예측대로" not in verdict:
-            fail("at length 16 after 300 steps the Transformer should recall far better than the recurrent models")
+            fail("at length 64 after 300 steps the Transformer should recall far better than the recurrent models")
         if not (rows["transformer"]["path_from_first"] < rows["rnn"]["path_from_first"]):
             fail("the Transformer's path from x_0 is not shorter than the RNN's")
         table = driver.find_element("id", "compare-rows").text
