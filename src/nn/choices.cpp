@@ -3,19 +3,28 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "src/text/catalogue.h"
+
 namespace seqgrad::nn::choices {
 
 std::string one_of_text(const std::vector<std::string>& names) {
   std::string text;
   for (std::size_t i = 0; i < names.size(); ++i) {
-    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    text += (i == 0                  ? std::string()
+             : i + 1 == names.size() ? seqgrad::text::msg("nn.or")
+                                     : std::string(", ")) +
+            names[i];
   }
   return text;
 }
 
 void check(const std::string& what, const std::string& value, const std::vector<std::string>& names) {
   if (std::find(names.begin(), names.end(), value) == names.end()) {
-    throw std::invalid_argument("unknown " + what + " '" + value + "'; expected " + one_of_text(names));
+    // The thing chosen, in the process's language ("model", "positional encoding": nn.choice.model, ...).
+    std::string id = "nn.choice." + what;
+    std::replace(id.begin(), id.end(), ' ', '_');
+    const std::string thing = text::has(id) ? text::msg(id) : what;
+    throw std::invalid_argument(text::msg("nn.unknown_choice", thing, value, one_of_text(names)));
   }
 }
 
