@@ -8,18 +8,44 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "src/text/catalogue.h"
+
 namespace seqgrad::io {
+
+std::string reason(int err) {
+  static constexpr std::pair<int, const char*> kKnown[] = {{ENOENT, "io.errno.enoent"},
+                                                           {EACCES, "io.errno.eacces"},
+                                                           {EPERM, "io.errno.eperm"},
+                                                           {ENOSPC, "io.errno.enospc"},
+                                                           {EROFS, "io.errno.erofs"},
+                                                           {ENOTDIR, "io.errno.enotdir"},
+                                                           {EISDIR, "io.errno.eisdir"},
+                                                           {EEXIST, "io.errno.eexist"},
+                                                           {EDQUOT, "io.errno.edquot"},
+                                                           {EIO, "io.errno.eio"},
+                                                           {ENAMETOOLONG, "io.errno.enametoolong"},
+                                                           {EMFILE, "io.errno.emfile"}};
+  if (text::lang() == text::Lang::ko)
+    for (const auto& [value, id] : kKnown)
+      if (value == err) return text::msg(id);
+  return std::strerror(err);
+}
+
+std::string reason(const std::error_code& ec) {
+  const bool errno_value = ec.category() == std::generic_category() || ec.category() == std::system_category();
+  return errno_value ? reason(ec.value()) : ec.message();
+}
 
 void write_file(const std::string& path, std::initializer_list<std::string_view> pieces) {
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  if (fd < 0) throw std::runtime_error(text::msg("io.cannot_write", path, reason(errno)));
   // On any failure: the reason first (close and remove may change errno), then the temporary goes.
-  const auto fail = [&](const char* what) {
-    const std::string why = std::strerror(errno);
+  const auto fail = [&]() {
+    const std::string why = reason(errno);
     ::close(fd);
     std::remove(tmp.c_str());
-    throw std::runtime_error(std::string(what) + " " + path + ": " + why);
+    throw std::runtime_error(text::msg("io.cannot_write", path, why));
   };
   for (std::string_view piece : pieces) {
     while (!piece.empty()) {
@@ -27,21 +53,21 @@ void write_file(const std::string& path, std::initializer_list<std::string_view>
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) {
         if (w == 0) errno = EIO;
-        fail("cannot write");
+        fail();
       }
       piece.remove_prefix(static_cast<std::size_t>(w));
     }
   }
-  if (::fsync(fd) != 0) fail("cannot write");
+  if (::fsync(fd) != 0) fail();
   if (::close(fd) != 0) {
-    const std::string why = std::strerror(errno);
+    const std::string why = reason(errno);
     std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + why);
+    throw std::runtime_error(text::msg("io.cannot_write", path, why));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
+    const std::string why = reason(errno);
     std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + why);
+    throw std::runtime_error(text::msg("io.cannot_write", path, why));
   }
 }
 

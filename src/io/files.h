@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace seqgrad::io {
 
@@ -15,6 +16,11 @@ namespace seqgrad::io {
 // Throws std::runtime_error "cannot write PATH: <the system's reason>".
 void write_file(const std::string& path, std::initializer_list<std::string_view> pieces);
 inline void write_file(const std::string& path, std::string_view text) { write_file(path, {text}); }
+
+// The system's reason for a failed call (an errno value, or a std::error_code's),
+// in the process's language: Korean for the common ones, else strerror's text.
+std::string reason(int err);
+std::string reason(const std::error_code& ec);
 
 // The absolute, normalised path, through symbolic links where they exist: two
 // names of one file resolve to the same path.

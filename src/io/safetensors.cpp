@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "src/text/catalogue.h"
+
 namespace seqgrad::io {
 
 namespace {
@@ -67,23 +69,23 @@ void SafeTensors::add_i32(const std::string& name, std::vector<std::int64_t> sha
 
 const TensorData& SafeTensors::at(const std::string& name) const {
   auto it = tensors_.find(name);
-  if (it == tensors_.end()) throw std::runtime_error("safetensors: no tensor named '" + name + "'");
+  if (it == tensors_.end()) throw std::runtime_error(text::msg("io.st.no_tensor", name));
   return it->second;
 }
 
 std::vector<float> SafeTensors::f32(const std::string& name) const {
   const TensorData& t = at(name);
-  if (t.dtype != "F32") throw std::runtime_error("safetensors: tensor '" + name + "' is " + t.dtype + ", expected F32");
+  if (t.dtype != "F32") throw std::runtime_error(text::msg("io.st.wrong_dtype", name, t.dtype, "F32"));
   return from_bytes<float>(t);
 }
 std::vector<double> SafeTensors::f64(const std::string& name) const {
   const TensorData& t = at(name);
-  if (t.dtype != "F64") throw std::runtime_error("safetensors: tensor '" + name + "' is " + t.dtype + ", expected F64");
+  if (t.dtype != "F64") throw std::runtime_error(text::msg("io.st.wrong_dtype", name, t.dtype, "F64"));
   return from_bytes<double>(t);
 }
 std::vector<int> SafeTensors::i32(const std::string& name) const {
   const TensorData& t = at(name);
-  if (t.dtype != "I32") throw std::runtime_error("safetensors: tensor '" + name + "' is " + t.dtype + ", expected I32");
+  if (t.dtype != "I32") throw std::runtime_error(text::msg("io.st.wrong_dtype", name, t.dtype, "I32"));
   return from_bytes<int>(t);
 }
 
@@ -126,12 +128,11 @@ void write_safetensors(const std::string& path, const SafeTensors& file) {
 
 SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std::string& name) {
   auto fail = [&](const std::string& what) -> void { throw std::runtime_error(name + ": " + what); };
-  if (bytes.size() < 8) fail("too short to be a safetensors file (" + std::to_string(bytes.size()) + " bytes)");
+  if (bytes.size() < 8) fail(text::msg("io.st.too_short", bytes.size()));
   std::uint64_t header_len = 0;
   for (int i = 0; i < 8; ++i) header_len |= static_cast<std::uint64_t>(bytes[static_cast<std::size_t>(i)]) << (8 * i);
   if (header_len > bytes.size() - 8) {
-    fail("the header length " + std::to_string(header_len) + " runs past the end of the file (" +
-         std::to_string(bytes.size()) + " bytes)");
+    fail(text::msg("io.st.header_past_end", header_len, bytes.size()));
   }
   nlohmann::json header;
   try {
@@ -139,9 +140,9 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
     const char* text = reinterpret_cast<const char*>(bytes.data()) + 8;
     header = nlohmann::json::parse(text, text + header_len);
   } catch (const nlohmann::json::exception&) {
-    fail("the header is not valid JSON");
+    fail(text::msg("io.st.header_not_json"));
   }
-  if (!header.is_object()) fail("the header is not a JSON object");
+  if (!header.is_object()) fail(text::msg("io.st.header_not_object"));
   const std::uint8_t* data = bytes.data() + 8 + header_len;
   const std::size_t data_size = bytes.size() - 8 - header_len;
 
@@ -149,9 +150,9 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
   for (const auto& [key, entry] : header.items()) {
     if (key == "__metadata__") {
-      if (!entry.is_object()) fail("__metadata__ is not an object");
+      if (!entry.is_object()) fail(text::msg("io.st.metadata_not_object"));
       for (const auto& [k, v] : entry.items()) {
-        if (!v.is_string()) fail("__metadata__ value '" + k + "' is not a string");
+        if (!v.is_string()) fail(text::msg("io.st.metadata_not_string", k));
         out.metadata[k] = v.get<std::string>();
       }
       continue;
@@ -159,33 +160,28 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
     if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets") ||
         !entry["dtype"].is_string() || !entry["shape"].is_array() || !entry["data_offsets"].is_array() ||
         entry["data_offsets"].size() != 2) {
-      fail("tensor '" + key + "' lacks a dtype, shape or data_offsets pair");
+      fail(text::msg("io.st.tensor_lacks", key));
     }
     TensorData t;
     t.dtype = entry["dtype"].get<std::string>();
-    if (dtype_size(t.dtype) == 0)
-      fail("tensor '" + key + "' has unsupported dtype '" + t.dtype + "' (expected F32, F64 or I32)");
+    if (dtype_size(t.dtype) == 0) fail(text::msg("io.st.unsupported_dtype", key, t.dtype));
     // The element count is checked before each product, so that no shape can
     // wrap it around to a small number ([2^32, 2^32] is 2^64, not 0).
     constexpr std::uint64_t kMaxElements = 1ULL << 40;
     std::uint64_t n = 1;
     for (const auto& d : entry["shape"]) {
-      if (!d.is_number_unsigned()) fail("tensor '" + key + "' has a bad shape (" + entry["shape"].dump() + ")");
+      if (!d.is_number_unsigned()) fail(text::msg("io.st.bad_shape", key, entry["shape"].dump()));
       const auto dim = d.get<std::uint64_t>();
-      if (dim != 0 && n > kMaxElements / dim)
-        fail("tensor '" + key + "' has a shape of more than 2^40 elements (" + entry["shape"].dump() + ")");
+      if (dim != 0 && n > kMaxElements / dim) fail(text::msg("io.st.shape_too_large", key, entry["shape"].dump()));
       t.shape.push_back(static_cast<std::int64_t>(dim));
       n *= dim;
     }
     const auto& off = entry["data_offsets"];
-    if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) fail("tensor '" + key + "' has bad data_offsets");
+    if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) fail(text::msg("io.st.bad_offsets", key));
     const auto begin = off[0].get<std::uint64_t>(), end = off[1].get<std::uint64_t>();
-    if (begin > end || end > data_size)
-      fail("tensor '" + key + "' has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-           ") outside the " + std::to_string(data_size) + " data bytes");
+    if (begin > end || end > data_size) fail(text::msg("io.st.offsets_outside", key, begin, end, data_size));
     if (end - begin != n * dtype_size(t.dtype))
-      fail("tensor '" + key + "' has " + std::to_string(end - begin) + " bytes of data, but its dtype and shape need " +
-           std::to_string(n * dtype_size(t.dtype)));
+      fail(text::msg("io.st.size_differs", key, end - begin, n * dtype_size(t.dtype)));
     t.bytes.assign(data + begin, data + end);
     ranges.emplace_back(begin, end);
     out.tensors_[key] = std::move(t);
@@ -194,15 +190,14 @@ SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std:
   std::sort(ranges.begin(), ranges.end());
   std::uint64_t at = 0;
   for (const auto& [begin, end] : ranges) {
-    if (begin != at) fail(begin < at ? "two tensors' data overlap" : "the data has a gap between tensors");
+    if (begin != at) fail(text::msg(begin < at ? "io.st.overlap" : "io.st.gap"));
     at = end;
   }
-  if (at != data_size) fail("the data has " + std::to_string(data_size - at) + " bytes that belong to no tensor");
+  if (at != data_size) fail(text::msg("io.st.stray_bytes", data_size - at));
   if (auto it = out.metadata.find("checksum"); it != out.metadata.end()) {
     nlohmann::json canonical = header;  // as the writer hashed it: the header without the checksum
     canonical["__metadata__"].erase("checksum");
-    if (checksum(canonical.dump(), data, data_size) != it->second)
-      fail("the file does not match its checksum (it is damaged)");
+    if (checksum(canonical.dump(), data, data_size) != it->second) fail(text::msg("io.st.checksum"));
     out.metadata.erase(it);
     out.checksummed = true;
   }
@@ -215,14 +210,13 @@ SafeTensors read_safetensors(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    throw std::runtime_error(path + " is not a regular file (a checkpoint is one)");
+    throw std::runtime_error(text::msg("io.st.not_regular", path));
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (!ec && pages > 0 && page > 0 && size > static_cast<std::uintmax_t>(pages) * static_cast<std::uintmax_t>(page))
-    throw std::runtime_error(path + " is " + std::to_string(size >> 20) +
-                             " MiB, more than this machine's memory: not a checkpoint seqgrad wrote");
+    throw std::runtime_error(text::msg("io.st.too_large", path, size >> 20));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
+  if (!in) throw std::runtime_error(text::msg("io.cannot_read", path));
   std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return parse_safetensors(bytes, path);
 }

@@ -3,19 +3,26 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "src/text/catalogue.h"
+
 namespace seqgrad::nn::choices {
 
+// "a, b or c", and in Korean "a, b 또는 c".
 std::string one_of_text(const std::vector<std::string>& names) {
+  const std::string last(text::tr("nn.or", text::lang()));  // " or "
   std::string text;
   for (std::size_t i = 0; i < names.size(); ++i) {
-    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    text += (i == 0 ? "" : i + 1 == names.size() ? last.c_str() : ", ") + names[i];
   }
   return text;
 }
 
 void check(const std::string& what, const std::string& value, const std::vector<std::string>& names) {
   if (std::find(names.begin(), names.end(), value) == names.end()) {
-    throw std::invalid_argument("unknown " + what + " '" + value + "'; expected " + one_of_text(names));
+    std::string id = "nn.choice." + what;  // "positional encoding": nn.choice.positional_encoding
+    std::replace(id.begin(), id.end(), ' ', '_');
+    const std::string thing = text::has(id) ? text::msg(id) : what;  // in the process's language
+    throw std::invalid_argument(text::msg("nn.unknown_choice", thing, value, one_of_text(names)));
   }
 }
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "src/text/catalogue.h"
+
 namespace seqgrad::nn {
 
 Init parse_init(const std::string& name) {
@@ -12,8 +14,7 @@ Init parse_init(const std::string& name) {
   if (name == "identity") return Init::identity;
   if (name == "normal") return Init::normal;
   if (name == "zeros") return Init::zeros;
-  throw std::invalid_argument("unknown init '" + name +
-                              "'; expected uniform, xavier, orthogonal, identity, normal or zeros");
+  throw std::invalid_argument(text::msg("nn.unknown_init", name));
 }
 
 std::string to_string(Init init) {

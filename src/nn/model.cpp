@@ -5,6 +5,7 @@
 
 #include "src/nn/recurrent.h"
 #include "src/nn/transformer.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::nn {
 
@@ -14,31 +15,26 @@ namespace {
 
 void ModelConfig::validate() const {
   choices::check("model", kind, choices::kinds);
-  if ((vocab > 0) == (features > 0)) bad("a model takes either tokens (vocab > 0) or features (features > 0)");
-  if (vocab < 0 || features < 0) bad("vocab and features must not be negative");
-  if (out_dim <= 0) bad("out_dim must be positive, got " + std::to_string(out_dim));
-  if (d_model <= 0) bad("d_model must be positive, got " + std::to_string(d_model));
-  if (layers <= 0) bad("layers must be positive, got " + std::to_string(layers));
-  if (max_len < 0) bad("max_len must not be negative");
-  if (!(dropout >= 0 && dropout < 1)) bad("dropout must be in [0, 1), got " + std::to_string(dropout));
+  if ((vocab > 0) == (features > 0)) bad(text::msg("nn.tokens_or_features"));
+  if (vocab < 0 || features < 0) bad(text::msg("nn.vocab_features_negative"));
+  if (out_dim <= 0) bad(text::msg("nn.positive_got", "out_dim", out_dim));
+  if (d_model <= 0) bad(text::msg("nn.positive_got", "d_model", d_model));
+  if (layers <= 0) bad(text::msg("nn.positive_got", "layers", layers));
+  if (max_len < 0) bad(text::msg("nn.not_negative", "max_len"));
+  if (!(dropout >= 0 && dropout < 1)) bad(text::msg("nn.dropout_range", std::to_string(dropout)));
   choices::check("embed init", embed_init, choices::embed_inits);
   if (recurrent()) {
     choices::check("init", init, choices::recurrent_inits);
     return;
   }
-  if (heads <= 0) bad("heads must be positive, got " + std::to_string(heads));
-  if (d_model % heads != 0) {
-    bad("d_model " + std::to_string(d_model) + " is not divisible by heads " + std::to_string(heads));
-  }
-  if (ffn_mult <= 0) bad("ffn_mult must be positive, got " + std::to_string(ffn_mult));
-  if (pos == choices::PositionalEncoding::learned && max_len <= 0)
-    bad("a learned positional encoding needs max_len > 0");
-  if (pos == choices::PositionalEncoding::rope && (d_model / heads) % 2 != 0) {
-    bad("rope needs an even head width, got d_model / heads = " + std::to_string(d_model / heads));
-  }
-  if (tie_kv && value_proj) bad("tie_kv takes the values from the keys, so it needs value_proj = false");
-  if (pos == choices::PositionalEncoding::sinusoidal && d_model % 2 != 0)
-    bad("a sinusoidal encoding needs an even d_model, got " + std::to_string(d_model));
+  if (heads <= 0) bad(text::msg("nn.positive_got", "heads", heads));
+  if (d_model % heads != 0) bad(text::msg("nn.heads_divide", d_model, heads));
+  if (ffn_mult <= 0) bad(text::msg("nn.positive_got", "ffn_mult", ffn_mult));
+  if (pos == choices::PositionalEncoding::learned && max_len <= 0) bad(text::msg("nn.learned_needs_max_len"));
+  if (pos == choices::PositionalEncoding::rope && (d_model / heads) % 2 != 0)
+    bad(text::msg("nn.rope_even", d_model / heads));
+  if (tie_kv && value_proj) bad(text::msg("nn.tie_kv_value_proj"));
+  if (pos == choices::PositionalEncoding::sinusoidal && d_model % 2 != 0) bad(text::msg("nn.sinusoidal_even", d_model));
 }
 
 void to_json(nlohmann::json& j, const ModelConfig& c) {
@@ -67,10 +63,10 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
 
 int json_int(const nlohmann::json& j, const char* key) {
   const nlohmann::json& v = j.at(key);
-  if (!v.is_number_integer()) bad(std::string("'") + key + "' is " + v.dump() + ", not a whole number");
+  if (!v.is_number_integer()) bad(text::msg("nn.json_not_whole", key, v.dump()));
   const bool in_range = v.is_number_unsigned() ? v.get<std::uint64_t>() <= INT_MAX
                                                : v.get<std::int64_t>() >= INT_MIN && v.get<std::int64_t>() <= INT_MAX;
-  if (!in_range) bad(std::string("'") + key + "' is " + v.dump() + ", out of range");
+  if (!in_range) bad(text::msg("nn.json_out_of_range", key, v.dump()));
   return v.get<int>();
 }
 
@@ -138,22 +134,19 @@ ag::Tensor InputLayer::forward(const SequenceInput& in, bool split, std::vector<
 }
 
 void check_input(const ModelConfig& config, const SequenceInput& in) {
-  if (in.B <= 0 || in.T <= 0)
-    bad("the batch is empty (B = " + std::to_string(in.B) + ", T = " + std::to_string(in.T) + ")");
+  if (in.B <= 0 || in.T <= 0) bad(text::msg("nn.batch_empty", in.B, in.T));
   if (config.max_len > 0 && in.T > config.max_len) {
-    bad("sequence length " + std::to_string(in.T) + " is beyond the " + std::to_string(config.max_len) +
-        " this model was built for");
+    bad(text::msg("nn.beyond_max_len", in.T, config.max_len));
   }
   if (config.vocab > 0) {
-    if (in.tokens.size() != static_cast<std::size_t>(in.B) * in.T) bad("the batch holds the wrong number of tokens");
+    if (in.tokens.size() != static_cast<std::size_t>(in.B) * in.T) bad(text::msg("nn.wrong_token_count"));
     for (int id : in.tokens) {
       if (id < 0 || id >= config.vocab) {
-        bad("token id " + std::to_string(id) + " is outside the model's vocabulary [0, " +
-            std::to_string(config.vocab) + ")");
+        bad(text::msg("nn.token_outside", id, config.vocab));
       }
     }
   } else if (in.features.size() != static_cast<std::size_t>(in.B) * in.T * config.features) {
-    bad("the batch holds the wrong number of features");
+    bad(text::msg("nn.wrong_feature_count"));
   }
 }
 

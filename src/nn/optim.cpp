@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "src/nn/choices.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::nn {
 
@@ -21,13 +22,12 @@ void for_each_reached(const std::vector<std::size_t>& sizes, Update update) {
 }  // namespace
 
 void OptimizerConfig::validate() const {
-  if (!(std::isfinite(lr) && lr > 0))
-    throw std::invalid_argument("the learning rate must be a finite positive number, got " + std::to_string(lr));
-  if (!(momentum >= 0 && momentum < 1)) throw std::invalid_argument("momentum must be in [0, 1)");
-  if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1))
-    throw std::invalid_argument("Adam's betas must be in [0, 1)");
-  if (!(eps > 0)) throw std::invalid_argument("Adam's eps must be positive");
-  if (!(weight_decay >= 0 && std::isfinite(weight_decay))) throw std::invalid_argument("weight decay must be >= 0");
+  if (!(std::isfinite(lr) && lr > 0)) throw std::invalid_argument(text::msg("nn.lr_positive", std::to_string(lr)));
+  if (!(momentum >= 0 && momentum < 1)) throw std::invalid_argument(text::msg("nn.momentum_range"));
+  if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1)) throw std::invalid_argument(text::msg("nn.betas_range"));
+  if (!(eps > 0)) throw std::invalid_argument(text::msg("nn.eps_positive"));
+  if (!(weight_decay >= 0 && std::isfinite(weight_decay)))
+    throw std::invalid_argument(text::msg("nn.weight_decay_nonnegative"));
 }
 
 Optimizer::Optimizer(std::vector<std::pair<std::string, ag::Tensor>> params, OptimizerConfig config)
@@ -94,17 +94,16 @@ void Optimizer::load_state(const std::vector<std::pair<std::string, std::vector<
   auto find = [&](const std::string& name) -> const std::vector<double>& {
     for (const auto& [n, values] : state)
       if (n == name) return values;
-    throw std::invalid_argument("optimizer state has no entry '" + name + "'");
+    throw std::invalid_argument(text::msg("nn.state_missing", name));
   };
   for (std::size_t k = 0; k < params_.size(); ++k) {
     const std::string& name = params_[k].first;
     const std::vector<double>& m = find((config_.kind == choices::Optimizer::sgd ? "momentum." : "m.") + name);
-    if (m.size() != m_[k].size()) throw std::invalid_argument("optimizer state for '" + name + "' has the wrong size");
+    if (m.size() != m_[k].size()) throw std::invalid_argument(text::msg("nn.state_size", name));
     m_[k].assign(m.begin(), m.end());
     if (config_.kind != choices::Optimizer::sgd) {
       const std::vector<double>& v = find("v." + name);
-      if (v.size() != v_[k].size())
-        throw std::invalid_argument("optimizer state for '" + name + "' has the wrong size");
+      if (v.size() != v_[k].size()) throw std::invalid_argument(text::msg("nn.state_size", name));
       v_[k].assign(v.begin(), v.end());
     }
   }
@@ -140,7 +139,7 @@ double Schedule::lr(double base_lr, long step) const {
 
 void Schedule::validate() const {
   choices::check("schedule", kind, choices::schedules);
-  if (warmup < 0) throw std::invalid_argument("warmup must not be negative");
+  if (warmup < 0) throw std::invalid_argument(text::msg("nn.not_negative", "warmup"));
 }
 
 }  // namespace seqgrad::nn

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "src/tasks/registry.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::tasks {
 
@@ -13,18 +14,19 @@ class AddingTask : public Task {
  public:
   explicit AddingTask(int len) {
     if (len < 2 || len > 4096)
-      throw std::invalid_argument("--len for adding must be between 2 and 4096, got " + std::to_string(len));
+      throw LenError(text::msg("tasks.len_range", "adding", 2, 4096, len),
+                     text::msg("tasks.saved_len_range", "adding", 2, 4096, len));
     info_.name = "adding";
     info_.len = info_.seq_len = len;
     info_.features = 2;
     info_.out_dim = 1;
     info_.regression = true;
-    info_.input = "per step (value from U(0,1), marker); one marker set in each half";
-    info_.target = "the sum of the two marked values";
-    info_.scored = "the last position (mean squared error)";
+    info_.input = text::msg("tasks.adding.input");
+    info_.target = text::msg("tasks.adding.target");
+    info_.scored = text::msg("tasks.adding.scored");
     info_.chance_metric = "mse";
     info_.chance = 1.0 / 6.0;  // always answering 1: the variance of a sum of two U(0,1), 2/12
-    info_.chance_text = "always answer 1, the mean: MSE = 2/12 = 0.167";
+    info_.chance_text = text::msg("tasks.adding.chance");
   }
   const TaskInfo& info() const override { return info_; }
   Batch sample(int B, ag::Rng& rng) const override {

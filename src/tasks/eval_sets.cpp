@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "src/text/catalogue.h"
+
 namespace seqgrad::tasks {
 
 namespace {
@@ -72,9 +74,7 @@ std::optional<std::vector<Batch>> read_eval_set(const Task& task, int batch) {
     const bool ok = (info.vocab > 0 ? tokens.size() == T : tokens.empty()) &&
                     (targets.empty() || targets.size() == T) && features.size() == T * F &&
                     values.size() == (info.regression ? 1u : 0u);
-    if (!ok)
-      throw std::runtime_error(
-          fmt::format("{}:{}: this line does not hold one {} sequence of length {}", path, number, info.name, T));
+    if (!ok) throw std::runtime_error(text::msg("tasks.eval_set_line", path, number, info.name, T));
     if (out.empty() || out.back().B == batch) out.push_back(Batch{0, static_cast<int>(T), {}, {}, {}, {}, {}});
     Batch& b = out.back();
     ++b.B;
@@ -93,7 +93,7 @@ std::optional<std::vector<Batch>> read_eval_set(const Task& task, int batch) {
     }
     b.distance.insert(b.distance.end(), distance.begin(), distance.end());
   }
-  if (out.empty()) throw std::runtime_error(path + " holds no sequence");
+  if (out.empty()) throw std::runtime_error(text::msg("tasks.eval_set_empty", path));
   return out;
 }
 

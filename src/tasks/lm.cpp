@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "src/tasks/registry.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::tasks {
 
@@ -26,25 +27,24 @@ namespace {
 template <class Fn>
 void for_each_code_point(const std::string& s, const std::string& what, Fn fn) {
   auto bad = [&](std::size_t at, const char* why) {
-    throw std::invalid_argument(what + " is not valid UTF-8 (" + why + " at byte offset " + std::to_string(at) + ")");
+    throw std::invalid_argument(text::msg("tasks.not_utf8", what, text::msg(why), at));
   };
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c == 0)
-      throw std::invalid_argument(what + " looks binary (it holds a NUL byte at offset " + std::to_string(i) + ")");
+    if (c == 0) throw std::invalid_argument(text::msg("tasks.looks_binary", what, i));
     const int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
-    if (extra < 0) bad(i, "a byte that starts no character");
-    if (i + static_cast<std::size_t>(extra) >= s.size()) bad(i, "a character cut off by the end");
+    if (extra < 0) bad(i, "tasks.utf8.no_start");
+    if (i + static_cast<std::size_t>(extra) >= s.size()) bad(i, "tasks.utf8.cut_off");
     char32_t cp = extra == 0 ? c : c & (0x3F >> extra);
     for (int k = 1; k <= extra; ++k) {
       const auto cc = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
-      if ((cc >> 6) != 0x2) bad(i + static_cast<std::size_t>(k), "a missing continuation byte");
+      if ((cc >> 6) != 0x2) bad(i + static_cast<std::size_t>(k), "tasks.utf8.no_continuation");
       cp = (cp << 6) | (cc & 0x3F);
     }
     static constexpr char32_t kLeast[] = {0, 0x80, 0x800, 0x10000};  // the least code point of each length
-    if (cp < kLeast[extra]) bad(i, "an overlong form");
-    if (cp >= 0xD800 && cp <= 0xDFFF) bad(i, "a UTF-16 surrogate");
-    if (cp > 0x10FFFF) bad(i, "a code point past U+10FFFF");
+    if (cp < kLeast[extra]) bad(i, "tasks.utf8.overlong");
+    if (cp >= 0xD800 && cp <= 0xDFFF) bad(i, "tasks.utf8.surrogate");
+    if (cp > 0x10FFFF) bad(i, "tasks.utf8.too_large");
     fn(cp);
     i += static_cast<std::size_t>(extra) + 1;
   }
@@ -92,15 +92,29 @@ class LmTask : public Task {
  public:
   LmTask(int len, const std::string& path, bool words, const std::string& expected_fingerprint) : words_(words) {
     const std::string name = words ? "words" : "lm";
-    const std::string unit = words ? "word" : "character";
     if (len < 1 || len > 4096)
-      throw std::invalid_argument("--len for " + name + " must be between 1 and 4096, got " + std::to_string(len));
+      throw LenError(text::msg("tasks.len_range", name, 1, 4096, len),
+                     text::msg("tasks.saved_len_range", name, 1, 4096, len));
+    // Every refusal below is of the text file: TextFileError (a run's checkpoint then asks for --text).
+    try {
+      read(len, path, words, expected_fingerprint);
+    } catch (const TextFileError&) {
+      throw;
+    } catch (const std::invalid_argument& e) {
+      throw TextFileError(e.what());
+    }
+  }
+
+ private:
+  void read(int len, const std::string& path, bool words, const std::string& expected_fingerprint) {
+    const std::string name = words ? "words" : "lm";
+    const std::string file = text::msg("tasks.text_file", path);
     std::error_code ec;
     if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
-      throw std::invalid_argument("the text file " + path + " is not a regular file");
+      throw TextFileError(text::msg("tasks.not_regular", file));
     }
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::invalid_argument("cannot read the text file " + path);
+    if (!in) throw TextFileError(text::msg("tasks.cannot_read", file));
     // Read a megabyte at a time, so that a binary file (a NUL byte) is refused
     // at its first megabyte, not after gigabytes of it are held.
     std::string raw;
@@ -108,23 +122,21 @@ class LmTask : public Task {
     while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
       const auto got = static_cast<std::size_t>(in.gcount());
       if (const void* nul = std::memchr(chunk.data(), 0, got))
-        throw std::invalid_argument(
-            "the text file " + path + " looks binary (it holds a NUL byte at offset " +
-            std::to_string(raw.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - chunk.data())) + ")");
+        throw TextFileError(
+            text::msg("tasks.looks_binary", file,
+                      raw.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - chunk.data())));
       raw.append(chunk.data(), got);
     }
-    if (in.bad()) throw std::invalid_argument("cannot read the text file " + path);
-    if (raw.empty()) throw std::invalid_argument("the text file " + path + " is empty");
+    if (in.bad()) throw TextFileError(text::msg("tasks.cannot_read", file));
+    if (raw.empty()) throw TextFileError(text::msg("tasks.empty", file));
     info_.text_fingerprint = fingerprint(raw);
     if (!expected_fingerprint.empty() && expected_fingerprint != info_.text_fingerprint) {
-      throw std::invalid_argument("the text file " + path +
-                                  " has changed since the run was trained on it (fingerprint " +
-                                  info_.text_fingerprint + ", the run's " + expected_fingerprint + ")");
+      throw TextFileError(text::msg("tasks.text_changed", file, info_.text_fingerprint, expected_fingerprint));
     }
     // Compactly: one int per token and one string per distinct token, never a
     // string per token (a 200 MB text would take over 6 GB that way).
     if (words) {
-      for_each_code_point(raw, "the text file " + path, [](char32_t) {});
+      for_each_code_point(raw, file, [](char32_t) {});
       std::map<std::string, int, std::less<>> ids;  // sorted by spelling
       for_each_word(raw, [&](std::string_view w) {
         if (ids.find(w) == ids.end()) ids.emplace(std::string(w), 0);
@@ -134,7 +146,7 @@ class LmTask : public Task {
     } else {
       // A table over every code point (4.4 MB), not a map: a lookup per character of a 180 MB text.
       std::vector<int> id_of(0x110000, -1);
-      for_each_code_point(raw, "the text file " + path, [&](char32_t cp) { id_of[cp] = 0; });
+      for_each_code_point(raw, file, [&](char32_t cp) { id_of[cp] = 0; });
       for (char32_t cp = 0; cp < 0x110000; ++cp) {  // numbered by code point, as UTF-8 sorts them
         if (id_of[cp] < 0) continue;
         id_of[cp] = static_cast<int>(alphabet_.size());
@@ -146,9 +158,9 @@ class LmTask : public Task {
     // Each split must hold at least a few windows of len + 1 tokens.
     const std::size_t need = static_cast<std::size_t>(len + 1) * 20;
     if (text_.size() < need) {
-      throw std::invalid_argument("the text file " + path + " has " + std::to_string(text_.size()) + " " + unit +
-                                  (text_.size() == 1 ? "" : "s") + ", too few for --len " + std::to_string(len) +
-                                  " (at least " + std::to_string(need) + " are needed)");
+      const char* unit = words ? (text_.size() == 1 ? "tasks.word" : "tasks.words")
+                               : (text_.size() == 1 ? "tasks.character" : "tasks.characters");
+      throw TextFileError(text::msg("tasks.too_few", file, text_.size(), text::msg(unit), len, need));
     }
     split_ = text_.size() * 9 / 10;
 
@@ -162,20 +174,21 @@ class LmTask : public Task {
     info_.name = name;
     info_.text = true;
     info_.teacher_forced = true;
-    info_.separator = words ? " " : "";
+    if (!words) info_.separator.clear();  // characters: shown without a separator
     info_.len = info_.seq_len = len;
     info_.vocab = info_.out_dim = static_cast<int>(alphabet_.size());
     std::string tokens;  // the vocabulary in its order, a token a line (the newline character as \n)
     for (const std::string& t : alphabet_) tokens += (t == "\n" ? std::string("\\n") : t) + "\n";
     info_.vocab_fingerprint = fingerprint(tokens);
-    info_.input = "len " + unit + "s of " + path;
-    info_.target = "each next " + unit;
-    info_.scored = "every position";
+    info_.input = text::msg(words ? "tasks.lm.input_words" : "tasks.lm.input_characters", path);
+    info_.target = text::msg(words ? "tasks.lm.target_word" : "tasks.lm.target_character");
+    info_.scored = text::msg("tasks.every_position");
     info_.chance_metric = "loss";
     info_.chance = entropy;
-    info_.chance_text = "the unigram entropy of the text, in nats per " + unit;
+    info_.chance_text = text::msg(words ? "tasks.lm.chance_word" : "tasks.lm.chance_character");
   }
 
+ public:
   const TaskInfo& info() const override { return info_; }
   std::string token_text(int id) const override { return alphabet_.at(static_cast<std::size_t>(id)); }
 
@@ -184,14 +197,14 @@ class LmTask : public Task {
     if (words_) {
       for_each_word(s, [&](std::string_view w) { units.emplace_back(w); });
     } else {
-      for (char32_t c : decode_utf8(s, "the input")) units.push_back(encode_utf8(c));
+      for (char32_t c : decode_utf8(s, text::msg("tasks.the_input"))) units.push_back(encode_utf8(c));
     }
     std::vector<int> out;
     for (const std::string& u : units) {
       auto it = std::find(alphabet_.begin(), alphabet_.end(), u);
       if (it == alphabet_.end()) {
-        throw std::invalid_argument(std::string("it holds a ") + (words_ ? "word" : "character") +
-                                    " the text never uses: '" + u + "'");
+        throw std::invalid_argument(
+            text::msg("tasks.unknown_token", text::msg(words_ ? "tasks.word" : "tasks.character"), u));
       }
       out.push_back(static_cast<int>(it - alphabet_.begin()));
     }

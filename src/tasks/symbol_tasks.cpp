@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "src/tasks/registry.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::tasks {
 
@@ -11,8 +12,8 @@ namespace {
 
 void check_len(const std::string& task, int len, int lo, int hi) {
   if (len < lo || len > hi) {
-    throw std::invalid_argument("--len for " + task + " must be between " + std::to_string(lo) + " and " +
-                                std::to_string(hi) + ", got " + std::to_string(len));
+    throw LenError(text::msg("tasks.len_range", task, lo, hi, len),
+                   text::msg("tasks.saved_len_range", task, lo, hi, len));
   }
 }
 
@@ -30,14 +31,14 @@ class CopyTask : public Task {
     info_.vocab = info_.out_dim = 11;
     info_.sequence_metric = true;
     info_.teacher_forced = true;
-    info_.input = "L random symbols from 1..10, the separator 0, then the answer so far (teacher forcing)";
-    info_.target = variant_ == "copy"      ? "the L symbols again"
-                   : variant_ == "reverse" ? "the L symbols in reverse order"
-                                           : "the L symbols sorted";
-    info_.scored = "the L answer positions (from the separator on)";
+    info_.input = text::msg("tasks.copy.input");
+    info_.target = text::msg(variant_ == "copy"      ? "tasks.copy.target"
+                             : variant_ == "reverse" ? "tasks.reverse.target"
+                                                     : "tasks.sort.target");
+    info_.scored = text::msg("tasks.copy.scored");
     info_.chance_metric = "token_acc";
     info_.chance = 0.1;
-    info_.chance_text = "one of 10 symbols at random";
+    info_.chance_text = text::msg("tasks.copy.chance");
   }
   const TaskInfo& info() const override { return info_; }
   std::string token_text(int id) const override { return id == 0 ? "|" : std::to_string(id); }
@@ -92,12 +93,12 @@ class RecallTask : public Task {
     info_.len = len;
     info_.seq_len = len + 1;
     info_.vocab = info_.out_dim = 1 + 2 * kKeys;
-    info_.input = "a key A..H, len - 1 distractors a..h, then the query '?'";
-    info_.target = "the key, at the query";
-    info_.scored = "the query position only (the last)";
+    info_.input = text::msg("tasks.recall.input");
+    info_.target = text::msg("tasks.recall.target");
+    info_.scored = text::msg("tasks.recall.scored");
     info_.chance_metric = "token_acc";
     info_.chance = 1.0 / kKeys;
-    info_.chance_text = "one of 8 keys at random";
+    info_.chance_text = text::msg("tasks.recall.chance");
   }
   const TaskInfo& info() const override { return info_; }
   std::string token_text(int id) const override {
@@ -143,12 +144,12 @@ class CopyMemoryTask : public Task {
     info_.seq_len = len + 2 * kSymbols;
     info_.vocab = info_.out_dim = 10;
     info_.sequence_metric = true;
-    info_.input = "10 symbols from 1..8, len - 1 blanks, the delimiter ':', 10 blanks";
-    info_.target = "blanks, then the 10 symbols over the last 10 positions";
-    info_.scored = "every position";
+    info_.input = text::msg("tasks.copy_memory.input");
+    info_.target = text::msg("tasks.copy_memory.target");
+    info_.scored = text::msg("tasks.every_position");
     info_.chance_metric = "loss";
     info_.chance = kSymbols * std::log(8.0) / info_.seq_len;
-    info_.chance_text = "memoryless: blanks, then a uniform guess among 8 symbols: 10 ln 8 / (len + 20)";
+    info_.chance_text = text::msg("tasks.copy_memory.chance");
   }
   const TaskInfo& info() const override { return info_; }
   std::string token_text(int id) const override {
@@ -222,12 +223,12 @@ class LookbackTask : public SymbolFunctionTask {
     info_.len = info_.seq_len = len;
     info_.vocab = 2;
     info_.out_dim = 8;
-    info_.input = "len random bits";
-    info_.target = "4 x[t-1] + 2 x[t-2] + x[t-4] at every position t >= 4";
-    info_.scored = "positions 4..len-1";
+    info_.input = text::msg("tasks.lookback.input");
+    info_.target = text::msg("tasks.lookback.target");
+    info_.scored = text::msg("tasks.lookback.scored");
     info_.chance_metric = "token_acc";
     info_.chance = 1.0 / 8;
-    info_.chance_text = "one of 8 values at random";
+    info_.chance_text = text::msg("tasks.lookback.chance");
   }
 
  private:
@@ -246,12 +247,12 @@ class ModSumTask : public SymbolFunctionTask {
     info_.name = "modsum";
     info_.len = info_.seq_len = len;
     info_.vocab = info_.out_dim = kSymbols;
-    info_.input = "len random symbols from 0..4";
-    info_.target = "(x[t-1] + x[t-2]) mod 5 at every position t >= 2";
-    info_.scored = "positions 2..len-1";
+    info_.input = text::msg("tasks.modsum.input");
+    info_.target = text::msg("tasks.modsum.target");
+    info_.scored = text::msg("tasks.modsum.scored");
     info_.chance_metric = "token_acc";
     info_.chance = 1.0 / kSymbols;
-    info_.chance_text = "one of 5 symbols at random";
+    info_.chance_text = text::msg("tasks.modsum.chance");
   }
 
  private:

@@ -2,13 +2,14 @@
 
 #include "src/tasks/eval_sets.h"
 #include "src/tasks/registry.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::tasks {
 
 std::string Task::token_text(int id) const { return std::to_string(id); }
 
 std::vector<int> Task::encode(const std::string&) const {
-  throw std::invalid_argument("the " + info().name + " task does not encode text");
+  throw std::invalid_argument(text::msg("tasks.no_encode", info().name));
 }
 
 std::vector<Batch> Task::eval_batches(int count, int batch, std::uint64_t seed) const {
@@ -34,9 +35,9 @@ std::vector<std::string> task_names() {
 }
 
 std::unique_ptr<Task> make_task(const TaskOptions& o) {
-  if (o.len < 0) throw std::invalid_argument("--len must be positive, got " + std::to_string(o.len));
+  if (o.len < 0) throw LenError(text::msg("tasks.len_negative", o.len), text::msg("tasks.saved_len_negative", o.len));
   if (!o.text_path.empty() && o.name != "lm" && o.name != "words")
-    throw std::invalid_argument("--text is only for the lm and words tasks");
+    throw std::invalid_argument(text::msg("tasks.text_only_lm"));
   if (o.name == "copy" || o.name == "reverse" || o.name == "sort") return make_copy_task(o.name, o.len);
   if (o.name == "recall") return make_recall_task(o.len);
   if (o.name == "copy-memory") return make_copy_memory_task(o.len);
@@ -46,7 +47,7 @@ std::unique_ptr<Task> make_task(const TaskOptions& o) {
   if (o.name == "lm" || o.name == "words") return make_text_task(o);
   std::string names;
   for (const auto& n : task_names()) names += (names.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown task '" + o.name + "'; expected one of " + names);
+  throw std::invalid_argument(text::msg("tasks.unknown", o.name, names));
 }
 
 std::string data_dir() {

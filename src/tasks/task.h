@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -72,7 +73,23 @@ std::string fingerprint(const std::string& bytes);
 
 // The names of every task, for help texts and error messages.
 std::vector<std::string> task_names();
-// Throws std::invalid_argument for an unknown name, a bad length or an unusable text.
+// A length outside the task's range. what() names the option (--len); saved() says
+// the same of a length read from a run's checkpoint, which the user did not type.
+class LenError : public std::invalid_argument {
+ public:
+  LenError(const std::string& typed, std::string saved) : std::invalid_argument(typed), saved_(std::move(saved)) {}
+  const std::string& saved() const { return saved_; }
+
+ private:
+  std::string saved_;
+};
+// A text file (lm, words) that cannot be read or used: missing, empty, binary, not UTF-8, too short, changed.
+class TextFileError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Throws std::invalid_argument (LenError, TextFileError) for an unknown name, a bad length or an unusable text.
 std::unique_ptr<Task> make_task(const TaskOptions& options);
 
 // Where the shipped data lives: $SEQGRAD_DATA if set, else the source tree's data/.

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "src/io/safetensors.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::train {
 
@@ -39,36 +40,30 @@ void check_text(const std::string& text, const tasks::TaskInfo& info, const task
     if (note) note(line);
   };
   if (info.text_fingerprint == run.text_fingerprint) {
-    say("reading the run's text from " + text + " (the same text it was trained on)");
+    say(seqgrad::text::msg("train.ck.reading_text", text));
     return;
   }
-  const std::string differs = "the text " + text + " is not the one the run was trained on (fingerprint " +
-                              info.text_fingerprint + ", the run's " + run.text_fingerprint + ")";
+  const std::string differs =
+      seqgrad::text::msg("train.ck.text_differs", text, info.text_fingerprint, run.text_fingerprint);
   if (rule == TextRule::same_text && !run.text_fingerprint.empty())
-    throw std::runtime_error(
-        differs + ": a run continues on its own text; to train on this one, start a run with --text " + text);
+    throw std::runtime_error(seqgrad::text::msg("train.ck.own_text", differs, text));
   if (run.vocab_fingerprint.empty()) {  // a run from before the vocabulary was recorded: its size is checked below
-    say(differs + "; the run does not record its vocabulary, so only its size is checked");
+    say(seqgrad::text::msg("train.ck.no_vocab_record", differs));
     return;
   }
   if (info.vocab_fingerprint != run.vocab_fingerprint)
-    throw std::runtime_error(
-        differs + ", and its vocabulary is not the run's (" +
-        (info.vocab == run_vocab
-             ? std::to_string(info.vocab) + " distinct tokens, as many as the run's, but not the same "
-                                            "ones in the same order"
-             : std::to_string(info.vocab) + " distinct tokens, the run's " + std::to_string(run_vocab)) +
-        "): the model would read its tokens as others");
-  say(differs + "; its vocabulary is the run's, token for token, so it is read as given");
+    throw std::runtime_error(info.vocab == run_vocab
+                                 ? seqgrad::text::msg("train.ck.vocab_order_differs", differs, info.vocab)
+                                 : seqgrad::text::msg("train.ck.vocab_differs", differs, info.vocab, run_vocab));
+  say(seqgrad::text::msg("train.ck.vocab_same", differs));
 }
 
 // A count saved as text ("step", "optimizer_steps"): digits only, no sign, nothing after.
-long parse_count(const std::string& text, const std::string& path, const char* what) {
-  if (text.empty() || text.size() > 15 ||
-      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    throw std::runtime_error(path + ": the saved " + what + " '" + text +
-                             "' is not a whole number >= 0 (the file is damaged)");
-  return std::stol(text);
+long parse_count(const std::string& value, const std::string& path, const char* what) {
+  if (value.empty() || value.size() > 15 ||
+      !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    throw std::runtime_error(seqgrad::text::msg("train.ck.bad_count", path, seqgrad::text::msg(what), value));
+  return std::stol(value);
 }
 
 }  // namespace
@@ -76,28 +71,21 @@ long parse_count(const std::string& text, const std::string& path, const char* w
 Checkpoint load_checkpoint(const std::string& dir, const std::string& text,
                            const std::function<void(const std::string&)>& note, TextRule rule) {
   const std::string path = (std::filesystem::path(dir) / kCheckpointFile).string();
-  if (!std::filesystem::is_directory(dir)) throw std::runtime_error("no run directory at " + dir);
+  if (!std::filesystem::is_directory(dir)) throw std::runtime_error(seqgrad::text::msg("train.ck.no_run_dir", dir));
   if (!std::filesystem::exists(path)) {
     if (std::filesystem::exists(std::filesystem::path(dir) / kReplacedDir / kCheckpointFile))
-      throw std::runtime_error(dir +
-                               " holds no checkpoint: an --overwrite there was stopped before its first one; "
-                               "seqgrad train --resume " +
-                               dir + " restores the run it was to replace");
-    throw std::runtime_error(dir + " holds no checkpoint (" + kCheckpointFile + " is missing)");
+      throw std::runtime_error(seqgrad::text::msg("train.ck.overwrite_stopped", dir, dir));
+    throw std::runtime_error(seqgrad::text::msg("train.ck.no_checkpoint", dir, kCheckpointFile));
   }
   io::SafeTensors file = io::read_safetensors(path);
-  if (!file.checksummed)
-    throw std::runtime_error(path +
-                             ": has no checksum in __metadata__ (every checkpoint seqgrad writes has one; "
-                             "this one was edited or written by something else)");
+  if (!file.checksummed) throw std::runtime_error(seqgrad::text::msg("train.ck.no_checksum", path));
   auto meta = [&](const char* key) {
     auto it = file.metadata.find(key);
-    if (it == file.metadata.end())
-      throw std::runtime_error(path + ": not a seqgrad checkpoint (no '" + key + "' in __metadata__)");
+    if (it == file.metadata.end()) throw std::runtime_error(seqgrad::text::msg("train.ck.no_key", path, key));
     return it->second;
   };
   if (meta("format") != "seqgrad checkpoint 1")
-    throw std::runtime_error(path + ": unknown checkpoint format '" + meta("format") + "'");
+    throw std::runtime_error(seqgrad::text::msg("train.ck.unknown_format", path, meta("format")));
   Checkpoint ck;
   try {
     ck.config = nlohmann::json::parse(meta("config")).get<TrainConfig>();
@@ -105,13 +93,12 @@ Checkpoint load_checkpoint(const std::string& dir, const std::string& text,
   } catch (const std::runtime_error&) {
     throw;
   } catch (const std::exception& e) {
-    throw std::runtime_error(path + ": the saved config is damaged (" + std::string(e.what()) + ")");
+    throw std::runtime_error(seqgrad::text::msg("train.ck.config_damaged", path, e.what()));
   }
-  ck.step = parse_count(meta("step"), path, "step");
-  ck.optimizer_steps = parse_count(meta("optimizer_steps"), path, "optimizer step");
+  ck.step = parse_count(meta("step"), path, "train.ck.the_step");
+  ck.optimizer_steps = parse_count(meta("optimizer_steps"), path, "train.ck.the_optimizer_step");
   if (ck.step > ck.config.steps)
-    throw std::runtime_error(path + ": the saved step " + std::to_string(ck.step) + " is past the run's " +
-                             std::to_string(ck.config.steps) + " steps (the file is damaged)");
+    throw std::runtime_error(seqgrad::text::msg("train.ck.step_past", path, ck.step, ck.config.steps));
   // The model the config describes must be the size of the weights the file
   // holds, checked before it is built: a small file cannot ask for a huge model.
   double held = 0;
@@ -119,9 +106,8 @@ Checkpoint load_checkpoint(const std::string& dir, const std::string& text,
     if (name.rfind("optimizer.", 0) != 0) held += static_cast<double>(t.bytes.size()) / 4;
   const double described = nn::count_parameters(ck.config.model);
   if (described != held)
-    throw std::runtime_error(path + ": the saved config describes a model of " + fmt::format("{:.0f}", described) +
-                             " parameters, but the file holds " + fmt::format("{:.0f}", held) +
-                             " weights (the file is damaged)");
+    throw std::runtime_error(seqgrad::text::msg("train.ck.size_differs", path, fmt::format("{:.0f}", described),
+                                                fmt::format("{:.0f}", held)));
   // The task, and for lm and words the text, checked by its fingerprint.
   tasks::TaskOptions task = ck.config.task;
   if (!text.empty()) {
@@ -130,33 +116,30 @@ Checkpoint load_checkpoint(const std::string& dir, const std::string& text,
   }
   try {
     ck.task = tasks::make_task(task);
+  } catch (const tasks::LenError& e) {  // the file's len, not an option the user typed
+    throw std::runtime_error(seqgrad::text::msg("train.ck.task_unmade", path, e.saved(), ""));
+  } catch (const tasks::TextFileError& e) {
+    throw std::runtime_error(
+        seqgrad::text::msg("train.ck.task_unmade", path, e.what(), seqgrad::text::msg("train.ck.give_text")));
   } catch (const std::invalid_argument& e) {
-    std::string why = e.what();
-    if (why.rfind("--len", 0) == 0) why = why.substr(2);  // the file's len, not an option the user typed
-    throw std::runtime_error(path + ": the run's task cannot be made: " + why +
-                             (why.find("text file") != std::string::npos ? " (give the text with --text FILE)" : ""));
+    throw std::runtime_error(seqgrad::text::msg("train.ck.task_unmade", path, e.what(), ""));
   }
   const tasks::TaskInfo& info = ck.task->info();
   if (!text.empty()) check_text(text, info, ck.config.task, ck.config.model.vocab, rule, note);
   if (info.vocab != ck.config.model.vocab || info.features != ck.config.model.features ||
       info.out_dim != ck.config.model.out_dim) {
     if (!text.empty())
-      throw std::runtime_error("the text " + text + " has " + std::to_string(info.vocab) +
-                               " distinct tokens, the run's " + std::to_string(ck.config.model.vocab) +
-                               ": the run's model cannot read it");
-    throw std::runtime_error(path +
-                             ": the saved model's input and output sizes are not its task's (the file is damaged)");
+      throw std::runtime_error(seqgrad::text::msg("train.ck.text_vocab", text, info.vocab, ck.config.model.vocab));
+    throw std::runtime_error(seqgrad::text::msg("train.ck.sizes_differ", path));
   }
   ck.model = nn::make_model(ck.config.model, ck.config.seed);
   std::set<std::string> names;
   for (auto& [name, p] : ck.model->named_parameters()) {
     names.insert(name);
-    if (!file.has(name))
-      throw std::runtime_error(path + ": parameter '" + name + "' is missing; the checkpoint is of another model");
+    if (!file.has(name)) throw std::runtime_error(seqgrad::text::msg("train.ck.param_missing", path, name));
     const io::TensorData& t = file.at(name);
     if (t.shape != std::vector<std::int64_t>(p.shape().begin(), p.shape().end())) {
-      throw std::runtime_error(path + ": parameter '" + name + "' has another shape than this model's " +
-                               ag::to_string(p.shape()));
+      throw std::runtime_error(seqgrad::text::msg("train.ck.param_shape", path, name, ag::to_string(p.shape())));
     }
     const std::vector<float> values = file.f32(name);
     std::copy(values.begin(), values.end(), p.data().begin());
@@ -165,7 +148,7 @@ Checkpoint load_checkpoint(const std::string& dir, const std::string& text,
     if (name.rfind("optimizer.", 0) == 0) {
       ck.optimizer_state.emplace_back(name.substr(10), file.f64(name));
     } else if (!names.count(name)) {
-      throw std::runtime_error(path + ": holds a tensor this model does not have ('" + name + "')");
+      throw std::runtime_error(seqgrad::text::msg("train.ck.extra_tensor", path, name));
     }
   }
   return ck;

@@ -3,14 +3,17 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "src/text/catalogue.h"
+
 namespace seqgrad::train {
 
 void TrainConfig::validate() const {
-  if (steps < 0) throw std::invalid_argument("--steps must not be negative, got " + std::to_string(steps));
-  if (batch <= 0) throw std::invalid_argument("--batch must be positive, got " + std::to_string(batch));
-  if (eval_size <= 0) throw std::invalid_argument("--eval-size must be positive, got " + std::to_string(eval_size));
-  if (!(clip >= 0 && std::isfinite(clip))) throw std::invalid_argument("--clip must be a finite number >= 0");
-  if (checkpoint_every < 0) throw std::invalid_argument("--checkpoint-every must not be negative");
+  if (steps < 0) throw std::invalid_argument(text::msg("train.config.not_negative_got", "--steps", steps));
+  if (batch <= 0) throw std::invalid_argument(text::msg("train.config.positive_got", "--batch", batch));
+  if (eval_size <= 0) throw std::invalid_argument(text::msg("train.config.positive_got", "--eval-size", eval_size));
+  if (!(clip >= 0 && std::isfinite(clip)))
+    throw std::invalid_argument(text::msg("train.config.finite_nonnegative", "--clip"));
+  if (checkpoint_every < 0) throw std::invalid_argument(text::msg("train.config.not_negative", "--checkpoint-every"));
   optim.validate();
   schedule.validate();
   model.validate();
@@ -62,7 +65,7 @@ void from_json(const nlohmann::json& j, TrainConfig& c) {
   c.steps = nn::json_int(j, "steps");
   c.batch = nn::json_int(j, "batch");
   if (!j.at("seed").is_number_unsigned())
-    throw std::invalid_argument("'seed' is " + j.at("seed").dump() + ", not a whole number >= 0");
+    throw std::invalid_argument(text::msg("train.config.bad_seed", j.at("seed").dump()));
   c.seed = j.at("seed").get<std::uint64_t>();
   c.eval_size = nn::json_int(j, "eval_size");
   c.checkpoint_every = nn::json_int(j, "checkpoint_every");

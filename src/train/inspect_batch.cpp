@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "src/io/safetensors.h"
+#include "src/text/catalogue.h"
 #include "src/train/loss.h"
 
 namespace seqgrad::train {
@@ -78,10 +79,10 @@ std::vector<Example> show_examples(const nn::SequenceModel& model, const tasks::
 
 std::string generate_text(const nn::SequenceModel& model, const tasks::Task& task, const std::string& prompt, int chars,
                           double temperature, std::uint64_t seed) {
-  if (!task.info().text) throw std::invalid_argument("text generation is for a model trained on the lm or words task");
-  if (chars < 1) throw std::invalid_argument("--chars must be positive");
+  if (!task.info().text) throw std::invalid_argument(text::msg("train.generate_not_text"));
+  if (chars < 1) throw std::invalid_argument(text::msg("train.config.positive", "--chars"));
   if (!(temperature >= 0 && std::isfinite(temperature)))
-    throw std::invalid_argument("--temperature must be a finite number >= 0");
+    throw std::invalid_argument(text::msg("train.config.finite_nonnegative", "--temperature"));
   std::vector<int> ids = task.encode(prompt.empty() ? task.token_text(0) : prompt);
   const int window = model.config().max_len;
   ag::Rng rng(seed);

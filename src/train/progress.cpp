@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "src/report/terminal.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::train {
 
@@ -29,22 +30,24 @@ TrainObserver progress_printer(std::FILE* out, const std::string& label) {
     const double rate = s.elapsed > 0 ? static_cast<double>(done) / s.elapsed : 0;
     const double eta = rate > 0 ? static_cast<double>(remaining) / rate : -1;
     const bool last = s.step == total;
-    const std::string acc = s.accuracy ? fmt::format(" acc {:.3f}", *s.accuracy) : "";
+    const std::string acc = s.accuracy ? text::msg("train.progress.acc", *s.accuracy) : "";
     if (tty) {
       if (!last && s.elapsed - *last_drawn < 0.1) return;  // redraw at most ten times a second
       *last_drawn = s.elapsed;
       constexpr int width = 24;
       const int filled = total > 0 ? static_cast<int>(width * s.step / total) : width;
-      fmt::print(out, "\r{} [{}{}] {}/{} loss {:.4f}{} {:.1f} steps/s ETA {}\x1b[K{}", label,
-                 std::string(static_cast<std::size_t>(filled), '#'),
-                 std::string(static_cast<std::size_t>(width - filled), '.'), s.step, total, s.loss, acc, rate,
-                 clock_text(eta), last ? "\n" : "");
+      fmt::print(out, "\r{}\x1b[K{}",
+                 text::msg("train.progress.bar", label, std::string(static_cast<std::size_t>(filled), '#'),
+                           std::string(static_cast<std::size_t>(width - filled), '.'), s.step, total, s.loss, acc, rate,
+                           clock_text(eta)),
+                 last ? "\n" : "");
     } else {
       // About twenty lines per run, and the last step.
       const long every = std::max(1L, total / 20);
       if (s.step % every != 0 && !last) return;
-      fmt::print(out, "{} step {}/{} loss {:.4f}{} grad_norm {:.3g} lr {:.3g} {:.1f} steps/s ETA {}\n", label, s.step,
-                 total, s.loss, acc, s.grad_norm, s.lr, rate, clock_text(eta));
+      fmt::print(out, "{}\n",
+                 text::msg("train.progress.line", label, s.step, total, s.loss, acc, s.grad_norm, s.lr, rate,
+                           clock_text(eta)));
     }
     std::fflush(out);
   };

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "src/io/files.h"
+#include "src/text/catalogue.h"
 
 namespace seqgrad::train {
 
@@ -34,7 +35,7 @@ std::vector<Input> run_files_of(const std::string& dir) {
   std::vector<Input> inputs;
   if (dir.empty()) return inputs;
   for (const std::string& own : run_file_names())
-    inputs.emplace_back("the run's own " + own, (fs::path(dir) / own).string());
+    inputs.emplace_back(text::msg("train.input.run_own", own), (fs::path(dir) / own).string());
   return inputs;
 }
 
@@ -51,15 +52,12 @@ void check_inputs(const std::string& option, const std::string& path, const fs::
                   const std::vector<Input>& inputs) {
   for (const auto& [what, input] : inputs)
     if (!input.empty() && io::resolved(input) == target)
-      throw std::invalid_argument(option + " " + path + " would replace " + what + " (" + input +
-                                  "), which this command reads; write it elsewhere");
+      throw std::invalid_argument(text::msg("train.out.replaces_input", option, path, what, input));
 }
 
 void check_not_running(const std::string& option, const std::string& path, const fs::path& dir) {
   if (is_locked(dir.string()))
-    throw std::invalid_argument(option + " " + path + " would write into " + dir.string() +
-                                ", where a seqgrad run is going on (it holds " + kLockFile +
-                                "); write it elsewhere, or wait for the run to end");
+    throw std::invalid_argument(text::msg("train.out.run_going_on", option, path, dir.string(), kLockFile));
 }
 
 }  // namespace
@@ -72,11 +70,10 @@ void check_output(const std::string& option, const std::string& path, const std:
   const std::string name = target.filename().string();
   const auto& own = run_file_names();
   if (std::find(own.begin(), own.end(), name) != own.end() && is_run_dir(dir))
-    throw std::invalid_argument(option + " " + path + " would replace the " + name + " of the run in " + dir.string() +
-                                "; write it elsewhere");
+    throw std::invalid_argument(text::msg("train.out.replaces_run_file", option, path, name, dir.string()));
   check_not_running(option, path, dir);
   std::error_code ec;
-  if (fs::is_directory(target, ec)) throw std::invalid_argument(option + " " + path + " is a directory; name a file");
+  if (fs::is_directory(target, ec)) throw std::invalid_argument(text::msg("train.out.is_dir", option, path));
 }
 
 void check_output_dir(const std::string& option, const std::string& dir, const std::vector<Input>& inputs) {
@@ -86,7 +83,7 @@ void check_output_dir(const std::string& option, const std::string& dir, const s
   check_not_running(option, dir, target);
   std::error_code ec;
   if (fs::exists(target, ec) && !fs::is_directory(target, ec))
-    throw std::invalid_argument(option + " " + dir + " is a file; name a directory");
+    throw std::invalid_argument(text::msg("train.out.is_file", option, dir));
 }
 
 }  // namespace seqgrad::train

@@ -19,6 +19,7 @@
 
 #include "src/io/files.h"
 #include "src/io/memory.h"
+#include "src/text/catalogue.h"
 #include "src/train/checkpoint.h"
 #include "src/train/loss.h"
 
@@ -64,7 +65,7 @@ class CsvLog {
           std::size_t used = 0;
           step = std::stol(line.substr(0, line.find(',')), &used);
         } catch (const std::exception&) {
-          throw std::runtime_error(path_ + ": line " + std::to_string(number) + " is damaged (no step number)");
+          throw std::runtime_error(text::msg("train.log_damaged", path_, number));
         }
         if (step > keep_until) break;
         kept.push_back(line);
@@ -74,7 +75,7 @@ class CsvLog {
     for (const auto& l : kept) text += l + "\n";
     io::write_file(path_, text);
     out_.open(path_, std::ios::app);
-    if (!out_) throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno));
+    if (!out_) throw std::runtime_error(text::msg("io.cannot_write", path_, io::reason(errno)));
   }
   void add(const StepLog& s) {
     if (!out_.is_open()) return;
@@ -91,7 +92,7 @@ class CsvLog {
 
  private:
   void check() const {
-    if (!out_) throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(errno ? errno : EIO));
+    if (!out_) throw std::runtime_error(text::msg("io.cannot_write", path_, io::reason(errno ? errno : EIO)));
   }
   std::string path_;
   std::ofstream out_;
@@ -111,17 +112,16 @@ class RunLock {
     if (create && !fs::exists(dir)) {
       std::error_code ec;
       fs::create_directories(dir, ec);
-      if (ec) throw std::runtime_error("cannot create " + dir + ": " + ec.message());
+      if (ec) throw std::runtime_error(text::msg("train.cannot_create", dir, io::reason(ec)));
       made_ = true;
     }
     const std::string path = (fs::path(dir) / kLockFile).string();
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+    if (fd_ < 0) throw std::runtime_error(text::msg("train.cannot_open", path, io::reason(errno)));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       ::close(fd_);
       fd_ = -1;
-      throw std::runtime_error("another seqgrad run is using " + dir +
-                               " (it holds its .lock); wait for it to end, or choose another --out");
+      throw std::runtime_error(text::msg("train.locked", dir));
     }
   }
   ~RunLock() {
@@ -165,13 +165,13 @@ class SetAside {
     std::error_code ec;
     if (!fs::exists(fs::path(dir_) / kLogFile, ec) && !fs::exists(fs::path(dir_) / kCheckpointFile, ec)) return;
     fs::create_directories(aside_, ec);
-    if (ec) throw std::runtime_error("cannot create " + aside_.string() + ": " + ec.message());
+    if (ec) throw std::runtime_error(text::msg("train.cannot_create", aside_.string(), io::reason(ec)));
     active_ = true;
     for (const char* name : {kLogFile, kCheckpointFile}) {  // in this order: restore() relies on it
       const fs::path from = fs::path(dir_) / name;
       if (!fs::exists(from, ec)) continue;
       fs::rename(from, aside_ / name, ec);
-      if (ec) throw std::runtime_error("cannot move " + from.string() + " aside: " + ec.message());
+      if (ec) throw std::runtime_error(text::msg("train.cannot_move_aside", from.string(), io::reason(ec)));
     }
   }
   bool active() const { return active_; }
@@ -222,8 +222,7 @@ void check_fresh(const std::string& dir, bool overwrite) {
   if (there.empty()) return;
   std::string names;
   for (const auto& n : there) names += (names.empty() ? "" : ", ") + n;
-  throw std::invalid_argument(dir + " holds another run (" + names + "): --resume " + dir +
-                              " continues it, --overwrite starts afresh there, or choose another --out");
+  throw std::invalid_argument(text::msg("train.holds_another_run", dir, names, dir));
 }
 
 // Refuses, before anything large is allocated, a run whose estimated memory
@@ -232,13 +231,11 @@ void check_memory(const TrainConfig& c, const tasks::TaskInfo& info) {
   const double need = nn::estimate_training_bytes(c.model, c.batch, info.seq_len);
   const double have = io::available_memory_bytes();
   if (need <= have) return;
-  const std::string shape = c.model.recurrent() ? fmt::format("{} of width {}", c.model.kind, c.model.d_model)
-                                                : fmt::format("{} layers of width {} with {} heads", c.model.layers,
-                                                              c.model.d_model, c.model.heads);
+  const std::string shape = c.model.recurrent()
+                                ? text::msg("train.memory_recurrent", c.model.kind, c.model.d_model)
+                                : text::msg("train.memory_transformer", c.model.layers, c.model.d_model, c.model.heads);
   throw std::runtime_error(
-      fmt::format("this run needs about {} of memory ({}, batch {}, sequences of {}), more than the {} available here; "
-                  "lower --batch, --len or --d-model",
-                  io::human_bytes(need), shape, c.batch, info.seq_len, io::human_bytes(have)));
+      text::msg("train.memory", io::human_bytes(need), shape, c.batch, info.seq_len, io::human_bytes(have)));
 }
 
 }  // namespace
@@ -300,8 +297,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   const RunLock lock(out_dir, out_dir != options.resume_dir);
   SetAside replaced(out_dir);
   if (!out_dir.empty() && replaced.restore_interrupted() && options.observer.on_message)
-    options.observer.on_message("an --overwrite in " + out_dir +
-                                " was stopped before its first checkpoint; the run it was to replace is restored");
+    options.observer.on_message(text::msg("train.overwrite_restored", out_dir));
   if (options.resume_dir.empty() || out_dir != options.resume_dir) check_fresh(out_dir, options.overwrite);
   if (!options.resume_dir.empty()) {
     Checkpoint ck = load_checkpoint(options.resume_dir, options.text, options.observer.on_message, TextRule::same_text);
@@ -311,8 +307,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     if (options.eval_size) config.eval_size = *options.eval_size;
     config.schedule.total = config.steps;
     if (config.steps < ck.step) {
-      throw std::invalid_argument("the run in " + options.resume_dir + " is at step " + std::to_string(ck.step) +
-                                  ", past the --steps " + std::to_string(config.steps) + " asked for");
+      throw std::invalid_argument(text::msg("train.resume_past", options.resume_dir, ck.step, config.steps));
     }
     model = std::move(ck.model);
     task = std::move(ck.task);
@@ -329,9 +324,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     // Without the causal mask, position t of such a task sees the input at
     // t+1, which is its own target: the model would learn to copy the answer.
     if (config.model.kind == "transformer" && !config.model.causal && task->info().teacher_forced)
-      throw std::invalid_argument("--no-causal on " + task->info().name +
-                                  " would let each position read its own answer (the input at t+1 is the target "
-                                  "at t); use it on recall, lookback, modsum, copy-memory or adding");
+      throw std::invalid_argument(text::msg("train.no_causal", task->info().name));
   }
   if (!options.text.empty()) config.task.text_path = std::filesystem::absolute(options.text).string();
   const tasks::TaskInfo& info = task->info();
@@ -370,10 +363,10 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
   // What a diverged run leaves: only what is really there.
   const auto what_is_kept = [&]() -> std::string {
     if (out_dir.empty()) return "";
-    if (replaced.active()) return "; no checkpoint was written, and the run --overwrite was to replace is restored";
+    if (replaced.active()) return text::msg("train.kept_restored");
     if (std::filesystem::exists(std::filesystem::path(out_dir) / kCheckpointFile))
-      return "; the last good checkpoint in " + out_dir + " is kept";
-    return "; no checkpoint was written";
+      return text::msg("train.kept_last", out_dir);
+    return text::msg("train.kept_nothing");
   };
   // An update can overflow the weights (a huge --lr). The next step's loss
   // shows it, so they are checked only where nothing comes after: at a step
@@ -382,9 +375,7 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     const std::string where = first_non_finite(*model);
     if (where.empty()) return;
     log.flush();
-    throw std::runtime_error("training diverged at step " + std::to_string(step) +
-                             ": the update made the weights not finite (first in parameter '" + where +
-                             "'); try a lower --lr" + what_is_kept());
+    throw std::runtime_error(text::msg("train.diverged_weights", step, where, what_is_kept()));
   };
   for (long step = result.start_step + 1; step <= config.steps; ++step) {
     ag::Rng batch_rng = step_rng(config.seed, step, 0);
@@ -398,10 +389,9 @@ TrainResult run_training(TrainConfig config, const RunOptions& options) {
     if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
       const std::string where = first_non_finite(*model);
       log.flush();
-      throw std::runtime_error("training diverged at step " + std::to_string(step) + ": the " +
-                               (std::isfinite(loss) ? "gradient" : "loss") + " is not finite" +
-                               (where.empty() ? "" : " (first in parameter '" + where + "')") +
-                               "; try a lower --lr or --clip 1" + what_is_kept());
+      throw std::runtime_error(
+          text::msg("train.diverged", step, text::msg(std::isfinite(loss) ? "train.the_gradient" : "train.the_loss"),
+                    where.empty() ? "" : text::msg("train.diverged_where", where), what_is_kept()));
     }
     const double lr = config.schedule.lr(config.optim.lr, step);
     optimizer->step(lr);
