@@ -208,8 +208,9 @@ inline std::string without_quotes(const std::string& line) {
 
 }  // namespace english_detail
 
-// The English runs of `text`, each as it appears (its words joined by spaces).
-inline std::vector<std::string> english_runs(const std::string& text) {
+// The English runs of `text`, each as it appears (its words joined by spaces);
+// `extra_names` are more names to keep (the labs' and the exercises' names).
+inline std::vector<std::string> english_runs(const std::string& text, const std::set<std::string>& extra_names = {}) {
   using namespace english_detail;
   std::vector<std::string> runs;
   std::istringstream lines(text);
@@ -250,7 +251,8 @@ inline std::vector<std::string> english_runs(const std::string& text) {
         continue;
       }
       const bool all_caps = w.size() >= 2 && std::all_of(w.begin(), w.end(), [](char c) { return !std::islower(c); });
-      if (kept_names().count(w) || all_caps) continue;  // names kept in every language: neither count nor break
+      // Names kept in every language, a symbol of one letter (a token, x, T): neither count nor break.
+      if (kept_names().count(w) || extra_names.count(std::string(w)) || all_caps || w.size() == 1) continue;
       run.emplace_back(w);
     }
     end_run();

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,6 +21,25 @@ namespace {
 
 test::CommandResult run_korean(const std::string& args, const std::string& input = "") {
   return test::run_shell(std::string("LC_ALL= LC_MESSAGES= LANG=ko_KR.UTF-8 '") + SEQGRAD_BINARY + "' " + args, input);
+}
+
+// The names of the labs and the exercises (lab.NAME.claim, NAME.statement in the catalogue): a list of them is
+// a list of names, in any language.
+const std::set<std::string>& lab_and_exercise_names() {
+  static const std::set<std::string> names = [] {
+    std::set<std::string> n;
+    for (const seqgrad::text::Entry& e : seqgrad::text::entries()) {
+      const std::string id(e.id);
+      if (id.starts_with("lab.") && id.ends_with(".claim")) n.insert(id.substr(4, id.size() - 10));
+      if (id.ends_with(".statement") && id.find('.') == id.size() - 10) n.insert(id.substr(0, id.size() - 10));
+    }
+    return n;
+  }();
+  return names;
+}
+
+std::vector<std::string> english_in(const std::string& text) {
+  return test::english_runs(text, lab_and_exercise_names());
 }
 
 std::string joined(const std::vector<std::string>& runs) {
@@ -43,6 +63,9 @@ TEST_CASE("korean: the English-run finder finds sentences and leaves names, opti
   CHECK(english_runs("two words 그리고 two more").empty());
   CHECK(english_runs("a line\nof three\nwords apart").empty());
   CHECK(english_runs("held-out token accuracy").size() == 1);
+  CHECK(english_runs("이 과제의 토큰: ? A B C D E F G H a b c d e f g h").empty());
+  CHECK(english_runs("다음 실험에 씁니다: clipping, gates, agreement", {"clipping", "gates", "agreement"}).empty());
+  CHECK(english_in("다음 실험에 씁니다: clipping, gates, gru-gradient, agreement").empty());
   CHECK(english_runs("seqgrad: --lr: must be a finite number").size() == 1);
 }
 
@@ -50,7 +73,7 @@ TEST_CASE("korean: every refusal of the bad-input table, in Korean, has no Engli
   int english = 0;
   for (const test::bad_input::Case& c : test::bad_input::cases()) {
     const auto r = run_korean(c.args);
-    const auto runs = test::english_runs(r.err + r.out);
+    const auto runs = english_in(r.err + r.out);
     INFO("seqgrad " << c.args << "\n  stderr: " << r.err << "  English:" << joined(runs));
     CHECK(runs.empty());
     CHECK(r.exit_code == c.code);  // the same refusal, in Korean
@@ -110,7 +133,7 @@ TEST_CASE("korean: every command of the CLI reference and its --help, in Korean,
   int english = 0;
   const auto look = [&](const std::string& args, const std::string& input) {
     const auto r = run_korean(args, input);
-    const auto found = test::english_runs(r.out + "\n" + r.err);
+    const auto found = english_in(r.out + "\n" + r.err);
     INFO("seqgrad " << args << " (exit " << r.exit_code << ")\n  English:" << joined(found));
     CHECK(found.empty());
     CHECK(r.exit_code <= 3);
@@ -139,7 +162,7 @@ TEST_CASE("korean: every command of the CLI reference and its --help, in Korean,
   }
   REQUIRE(!visible.empty());
   CHECK(html.str().find("<html lang=\"ko\"") != std::string::npos);
-  const auto found = test::english_runs(visible);
+  const auto found = english_in(visible);
   INFO("report.html, English:" << joined(found));
   CHECK(found.empty());
   CHECK(english == 0);
