@@ -14,8 +14,9 @@
 //
 // Times change from run to run, so a number followed by a unit of time
 // ("12.4 s", "3.1 ms/step", "88 steps/s", "95.1 GFLOP/s", "time x102.9",
-// "took x1.02") is compared as '#', with the spaces that pad it to a column, and
-// so is every number of a line that says its figures are "this machine's". A
+// "took x1.02"; in Korean "0.5초", "시간 x80.0", and "2.4배" on a line about 시간)
+// is compared as '#', with the spaces that pad it to a column, and so is every
+// number of a line that says its figures are "this machine's" ("이 컴퓨터"). A
 // lab whose output has times (its verdict may compare them) is run up to three
 // times; if its verdict line still differs (the times of a busy machine turned
 // it, or made it inconclusive, with the line that says why) and nothing else
@@ -119,10 +120,18 @@ std::string mask_numbers(const std::string& s);
 std::string mask_times(const std::string& s) {
   // A line of figures that are this machine's times in another form (a share of the time) says so: every number
   // in it is compared as '#'.
-  if (s.find("this machine's") != std::string::npos && s.find('\n') == std::string::npos) return mask_numbers(s);
+  const bool one_line = s.find('\n') == std::string::npos;
+  if (one_line && (s.find("this machine's") != std::string::npos || s.find("이 컴퓨터") != std::string::npos))
+    return mask_numbers(s);
   static const std::regex unit(R"( *\d+(\.\d+)?( ?)(GFLOP/s|ms/step|steps/s|ms|s)\b)");
-  static const std::regex ratio(R"((time|took|,) x\d+(\.\d+)?)");
-  return std::regex_replace(std::regex_replace(s, unit, " #$2$3"), ratio, "$1 x#");
+  static const std::regex ratio(R"((time|took|,|시간) x\d+(\.\d+)?)");
+  // In Korean: seconds ("0.5초", "스텝/초"), and on a line about time ("시간"), how many times ("2.4배").
+  static const std::regex seconds(R"( *\d+(\.\d+)?(초|스텝/초))");
+  static const std::regex times(R"( *\d+(\.\d+)?배)");
+  std::string out = std::regex_replace(std::regex_replace(s, unit, " #$2$3"), ratio, "$1 x#");
+  out = std::regex_replace(out, seconds, " #$2");
+  if (one_line && s.find("시간") != std::string::npos) out = std::regex_replace(out, times, " #배");
+  return out;
 }
 
 // The two verdict lines of a lab, in both languages, from the catalogue.
