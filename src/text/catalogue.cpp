@@ -119,12 +119,14 @@ Entry kEntries[] = {
     {"exercise.help.dir", "where the exercise files are", "연습 문제 파일이 있는 폴더"},
     {"exercise.help.start", "write the stub DIR/NAME.cpp to fill in", "채워 넣을 스텁 DIR/NAME.cpp를 만듭니다"},
     {"exercise.help.name", "the exercise", "연습 문제 이름"},
-    {"exercise.help.force", "write the stub over a file that has been edited", "수정한 파일이 있어도 새 스텁으로 덮어씁니다"},
+    {"exercise.help.force", "write the stub over a file that has been edited",
+     "수정한 파일이 있어도 새 스텁으로 덮어씁니다"},
     {"exercise.help.check", "compile your file, run the exercise's checks, say what is wrong",
      "파일을 컴파일하고 연습 문제의 확인을 실행해, 무엇이 틀렸는지 알려 줍니다"},
     {"exercise.help.file", "your file (default: DIR/NAME.cpp)", "확인할 파일(기본값: DIR/NAME.cpp)"},
     {"exercise.help.json", "print one JSON object, for graders", "채점용으로 JSON 객체 하나를 출력합니다"},
-    {"exercise.help.timeout", "seconds the checks may run before they are stopped", "확인을 멈추기 전까지 기다리는 시간(초)"},
+    {"exercise.help.timeout", "seconds the checks may run before they are stopped",
+     "확인을 멈추기 전까지 기다리는 시간(초)"},
     {"exercise.help.check_all", "check every exercise in DIR: a progress table",
      "DIR의 연습 문제를 모두 확인해 진행 표를 보여 줍니다"},
     {"exercise.help.json_all", "print a JSON array, one object per exercise",
@@ -182,13 +184,13 @@ Entry kEntries[] = {
     {"section.4", "4. Many eyes, and order restored", "4. 여러 눈으로 보기, 그리고 순서의 회복"},
     {"section.5", "5. What attention cannot do alone", "5. 어텐션 혼자서는 못 하는 것"},
     {"section.6", "6. Everything side by side", "6. 모두 나란히"},
-#include "src/text/catalogue_exercises.inc"
-#include "src/text/catalogue_web.inc"
 #include "src/text/catalogue_cli.inc"
-#include "src/text/catalogue_labs.inc"
+#include "src/text/catalogue_exercises.inc"
 #include "src/text/catalogue_inspect.inc"
-#include "src/text/catalogue_train.inc"
+#include "src/text/catalogue_labs.inc"
 #include "src/text/catalogue_tools.inc"
+#include "src/text/catalogue_train.inc"
+#include "src/text/catalogue_web.inc"
 };
 
 bool by_id(const Entry& a, const Entry& b) { return a.id < b.id; }
