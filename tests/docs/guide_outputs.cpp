@@ -142,6 +142,21 @@ constexpr Entry kWebEntries[] = {
 #include "src/text/catalogue_web.inc"
 };
 
+constexpr Entry kLabEntries[] = {
+#include "src/text/catalogue_labs.inc"
+};
+
+// The line sequential-time adds when it cannot decide, as it starts in either language ("  inconclusive: ",
+// "  판정 보류: "): the catalogue's words up to their first colon.
+bool says_inconclusive(const std::string& line) {
+  for (const Entry& e : kLabEntries) {
+    if (std::string(e.id) != "labs.sequential-time.inconclusive") continue;
+    for (const std::string words : {e.en, e.ko})
+      if (line.rfind("  " + words.substr(0, words.find(": ") + 2), 0) == 0) return true;
+  }
+  return false;
+}
+
 bool is_verdict(const std::string& line) {
   for (const Entry& e : kWebEntries)
     if ((std::string(e.id) == "lab.frame.holds" || std::string(e.id) == "lab.frame.fails" ||
@@ -261,9 +276,8 @@ int main(int argc, char** argv) {
         // On a machine whose second core is busy, sequential-time adds the line that says why it cannot decide.
         const auto drop_inconclusive = [&] {
           if (!timed_lab || update) return;
-          const auto said = [](const std::string& line) { return line.rfind("  inconclusive: ", 0) == 0; };
-          if (std::none_of(shown.begin(), shown.end(), said))
-            now.erase(std::remove_if(now.begin(), now.end(), said), now.end());
+          if (std::none_of(shown.begin(), shown.end(), says_inconclusive))
+            now.erase(std::remove_if(now.begin(), now.end(), says_inconclusive), now.end());
         };
         drop_inconclusive();
         differs = first_difference();
