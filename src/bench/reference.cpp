@@ -15,6 +15,7 @@
 
 #include "src/bench/workloads.h"
 #include "src/io/files.h"
+#include "src/report/terminal.h"
 #include "src/text/catalogue.h"
 
 namespace seqgrad::bench {
@@ -141,7 +142,7 @@ std::string summary_text(const ReferenceComparison& c) {
                            text::msg("tools.reference.col_ours_ms"),  text::msg("tools.reference.col_their_ms"),
                            text::msg("tools.reference.col_ratio"),    text::msg("tools.reference.col_target")};
   std::size_t w[] = {18, 18, 9, 11, 7};
-  for (std::size_t i = 0; i < std::size(w); ++i) w[i] = std::max(w[i], columns(h[i]));
+  for (std::size_t i = 0; i < std::size(w); ++i) w[i] = std::max(w[i], report::display_width(h[i]));
   std::string out = fmt::format("{:<{}} {:<{}} {:>{}} {:>{}} {:>{}}  {}\n", h[0], w[0], h[1], w[1], h[2], w[2], h[3],
                                 w[3], h[4], w[4], h[5]);
   const std::string met = text::msg("tools.reference.met"), not_met = text::msg("tools.reference.not_met");

@@ -194,9 +194,4 @@ std::string build_description() { return std::string(SEQGRAD_BUILD_TYPE) + ", fl
 
 std::string build_text() { return text::msg("tools.bench.build", SEQGRAD_BUILD_TYPE, SEQGRAD_CXX_FLAGS); }
 
-std::size_t columns(std::string_view s) {
-  const std::size_t wide = 2 * s.size() + 1;  // more columns than `s` can take: padded to exactly that
-  return wide + s.size() - fmt::formatted_size("{:<{}}", s, wide);
-}
-
 }  // namespace seqgrad::bench

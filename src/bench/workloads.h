@@ -74,8 +74,4 @@ std::string build_description();
 // (the JSON and --version keep build_description()'s).
 std::string build_text();
 
-// The columns a terminal gives `s`, as fmt counts them when it pads a field (a
-// Hangul syllable takes two): a column of a table is as wide as its heading.
-std::size_t columns(std::string_view s);
-
 }  // namespace seqgrad::bench

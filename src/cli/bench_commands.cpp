@@ -40,10 +40,10 @@ void print_shapes(std::FILE* human, const bench::BenchResult& r, nlohmann::json&
   const std::string h_kind = text::msg("tools.bench.shapes.col_kind"),
                     h_calls = text::msg("tools.bench.shapes.col_calls"), h_ms = text::msg("tools.bench.shapes.col_ms"),
                     h_share = text::msg("tools.bench.shapes.col_share");
-  const std::size_t kind_w = std::max<std::size_t>(12, bench::columns(h_kind)),
-                    calls_w = std::max<std::size_t>(7, bench::columns(h_calls)),
-                    ms_w = std::max<std::size_t>(10, bench::columns(h_ms)),
-                    share_w = std::max<std::size_t>(7, bench::columns(h_share));
+  const std::size_t kind_w = std::max<std::size_t>(12, report::display_width(h_kind)),
+                    calls_w = std::max<std::size_t>(7, report::display_width(h_calls)),
+                    ms_w = std::max<std::size_t>(10, report::display_width(h_ms)),
+                    share_w = std::max<std::size_t>(7, report::display_width(h_share));
   fmt::print(human, "  {}\n  {:<{}} {:>18} {:>{}} {:>{}} {:>9} {:>{}}\n",
              text::msg("tools.bench.shapes.header", r.workload, r.threads), h_kind, kind_w, "M x K x N", h_calls,
              calls_w, h_ms, ms_w, "GFLOP/s", h_share, share_w);
@@ -108,8 +108,8 @@ int run_bench(const BenchArgs& a) {
     nlohmann::json j = nlohmann::json::array();
     const std::string h_model = text::msg("tools.bench.sweep.col_model"),
                       h_flops = text::msg("tools.bench.sweep.col_flops");
-    const std::size_t model_w = std::max<std::size_t>(12, bench::columns(h_model)),
-                      flops_w = std::max<std::size_t>(14, bench::columns(h_flops));
+    const std::size_t model_w = std::max<std::size_t>(12, report::display_width(h_model)),
+                      flops_w = std::max<std::size_t>(14, report::display_width(h_flops));
     fmt::print(human, "{}\n{:<{}} {:>6} {:>10} {:>{}}\n", text::msg("tools.bench.sweep.header", human_build), h_model,
                model_w, "T", "ms", h_flops, flops_w);
     for (const auto& p : points) {
@@ -130,7 +130,7 @@ int run_bench(const BenchArgs& a) {
                                   text::msg("tools.bench.col_gflop_step"), "GFLOP/s",
                                   text::msg("tools.bench.col_matmul"),     text::msg("tools.bench.col_peak_mib")};
   std::size_t w[] = {18, 10, 16, 12, 10, 8, 14, 10};
-  for (std::size_t i = 0; i < std::size(w); ++i) w[i] = std::max(w[i], bench::columns(headings[i]));
+  for (std::size_t i = 0; i < std::size(w); ++i) w[i] = std::max(w[i], report::display_width(headings[i]));
   fmt::print(human, "{:<{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}}\n", headings[0], w[0], headings[1], w[1],
              headings[2], w[2], headings[3], w[3], headings[4], w[4], headings[5], w[5], headings[6], w[6], headings[7],
              w[7]);

@@ -11,6 +11,7 @@
 #include "src/inspect/graph_examples.h"
 #include "src/inspect/op_checks.h"
 #include "src/io/files.h"
+#include "src/report/terminal.h"
 #include "src/train/run_files.h"
 
 namespace seqgrad::cli {
@@ -62,15 +63,15 @@ int run_gradcheck(std::uint64_t seed, bool json) {
     const std::string h_op = text::msg("tools.gradcheck.col_op"), h_shapes = text::msg("tools.gradcheck.col_shapes"),
                       h_checked = text::msg("tools.gradcheck.col_checked"),
                       h_abs = text::msg("tools.gradcheck.col_abs"), h_rel = text::msg("tools.gradcheck.col_rel");
-    std::size_t op_width = std::max<std::size_t>(2, bench::columns(h_op)),
-                shapes_width = std::max<std::size_t>(12, bench::columns(h_shapes));
+    std::size_t op_width = std::max<std::size_t>(2, report::display_width(h_op)),
+                shapes_width = std::max<std::size_t>(12, report::display_width(h_shapes));
     for (const ag::OpCheck& c : report.ops) {
-      op_width = std::max(op_width, bench::columns(op_name(c.op)));
+      op_width = std::max(op_width, report::display_width(op_name(c.op)));
       shapes_width = std::max(shapes_width, c.shapes.size());
     }
-    const std::size_t checked_width = std::max<std::size_t>(7, bench::columns(h_checked)),
-                      abs_width = std::max<std::size_t>(12, bench::columns(h_abs)),
-                      rel_width = std::max<std::size_t>(12, bench::columns(h_rel));
+    const std::size_t checked_width = std::max<std::size_t>(7, report::display_width(h_checked)),
+                      abs_width = std::max<std::size_t>(12, report::display_width(h_abs)),
+                      rel_width = std::max<std::size_t>(12, report::display_width(h_rel));
     fmt::print("{:<{}} {:<{}} {:>{}} {:>{}} {:>{}}  {}\n", h_op, op_width, h_shapes, shapes_width, h_checked,
                checked_width, h_abs, abs_width, h_rel, rel_width, text::msg("tools.gradcheck.col_result"));
     const std::string pass = text::msg("tools.gradcheck.pass"), fail = text::msg("tools.gradcheck.fail");
