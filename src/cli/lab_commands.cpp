@@ -131,6 +131,7 @@ labs::LabResult fresh(const labs::Lab& l, const labs::Trial& trial, const char* 
                               {"lines_ko", r.lines_ko},
                               {"holds", r.holds},
                               {"inconclusive", r.inconclusive},
+                              {"conditions", labs::conditions_to_json(r.conditions)},
                               {"pictures", nlohmann::json::array()}};
   for (const auto& p : r.pictures) j["pictures"].push_back({{"file", p.file}, {"svg", p.svg}});
   std::filesystem::create_directories(dir);
@@ -152,7 +153,7 @@ labs::LabResult run_lab(const labs::Lab& l, const labs::Trial& trial) {
   const std::filesystem::path path = std::filesystem::path(dir) / (key + ".json");
   if (std::ifstream in(path); in) {
     const auto j = nlohmann::json::parse(in);
-    if (!j.contains("lines_ko")) return fresh(l, trial, dir, path);
+    if (!j.contains("lines_ko") || !j.contains("conditions")) return fresh(l, trial, dir, path);
     labs::LabResult r;
     r.name = j.at("name");
     r.claim = j.at("claim");
@@ -161,6 +162,7 @@ labs::LabResult run_lab(const labs::Lab& l, const labs::Trial& trial) {
     r.lines_ko = j.at("lines_ko").get<std::vector<std::string>>();
     r.holds = j.at("holds");
     r.inconclusive = j.at("inconclusive");
+    r.conditions = labs::conditions_from_json(j.at("conditions"));
     for (const auto& p : j.at("pictures")) r.pictures.push_back({p.at("file"), p.at("svg")});
     return r;
   }
@@ -173,10 +175,10 @@ int run_on_seeds(const labs::Lab& l, const std::vector<std::uint64_t>& seeds, st
                  Lang lang) {
   std::vector<labs::LabResult> runs;
   nlohmann::ordered_json j = {
-      {"name", l.name}, {"claim", labs::claim_text(l, lang)}, {"runs", nlohmann::json::array()}};
+      {"name", l.name}, {"claim", labs::claim_text(l, lang, steps)}, {"runs", nlohmann::json::array()}};
   if (!json) {
     fmt::print("{} ({})\n{}\n\n", l.name, labs::source_text(l, lang),
-               text::trf("lab.frame.claim", lang, labs::claim_text(l, lang)));
+               text::trf("lab.frame.claim", lang, labs::claim_text(l, lang, steps)));
   }
   for (std::uint64_t seed : seeds) {
     const labs::Trial trial{{seed}, steps};
@@ -187,12 +189,14 @@ int run_on_seeds(const labs::Lab& l, const std::vector<std::uint64_t>& seeds, st
       j["runs"].push_back({{"seed", seed},
                            {"figures", runs.back().figures},
                            {"holds", runs.back().holds},
-                           {"verdict", verdict_word(v)}});
+                           {"verdict", verdict_word(v)},
+                           {"conditions", labs::conditions_json(runs.back(), lang)}});
       continue;
     }
     fmt::print("{}:\n", which);
     for (const auto& line : runs.back().lines_in(lang)) fmt::print("  {}\n", line);
-    fmt::print("  {}\n\n", text::trf("lab.frame.seed_verdict", lang, which, text::tr(verdict_id(v), lang)));
+    for (const auto& line : labs::condition_lines(runs.back(), lang)) fmt::print("  {}\n", line);
+    fmt::print("  {}\n\n", text::trf("lab.frame.seed_verdict", lang, which, labs::verdict_line(runs.back(), lang)));
     std::fflush(stdout);
   }
   const labs::Verdict over = labs::verdict_over(runs);
@@ -311,7 +315,7 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
         a->vectors.empty() ? run_lab(l, trial) : labs::attention_by_hand(parse_vectors(a->vectors), a->query);
     std::optional<labs::Grade> grade;
     if (!given.empty()) grade = l.question->grade(given, r, lang);
-    r.claim = labs::claim_text(l, lang);
+    r.claim = labs::claim_text(l, lang, trial.steps);
     if (!a->vectors.empty()) {
       r.name = l.name;
       r.claim = text::tr("lab.attention-by-hand.claim_vectors", lang);
@@ -322,7 +326,8 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
                                   {"claim", r.claim},
                                   {"figures", r.figures},
                                   {"holds", r.holds},
-                                  {"verdict", verdict_word(labs::verdict_of(r))}};
+                                  {"verdict", verdict_word(labs::verdict_of(r))},
+                                  {"conditions", labs::conditions_json(r, lang)}};
       if (!written.empty()) j["pictures"] = written;
       if (grade) j["answer"] = {{"given", given}, {"right", grade->right}, {"message", grade->message}};
       std::cout << j.dump(2) << "\n";
@@ -339,8 +344,11 @@ void add_lab_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>& 
       const std::string changed = trial_text(trial.seeds, trial.steps.value_or(0), lang);
       if (!changed.empty())
         fmt::print("{}\n\n", text::trf("lab.frame.trial", lang, changed, trial_text(l.seeds, l.steps, lang)));
+      if (trial.steps) fmt::print("{}\n\n", text::tr("lab.frame.schedule", lang));
       for (const auto& line : r.lines_in(lang)) fmt::print("  {}\n", line);
-      fmt::print("\n{}\n", text::tr(verdict_id(labs::verdict_of(r)), lang));
+      fmt::print("\n{}\n", text::tr("lab.frame.conditions", lang));
+      for (const auto& line : labs::condition_lines(r, lang)) fmt::print("  {}\n", line);
+      fmt::print("{}\n", labs::verdict_line(r, lang));
       if (a->vectors.empty())
         fmt::print("{}\n", text::trf("lab.frame.try", lang, text::tr("lab." + l.name + ".try", lang)));
       for (const std::string& path : written)

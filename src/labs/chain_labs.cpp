@@ -62,15 +62,17 @@ LabResult two_walls() {
   const auto& big = chains[3];
   // Below radius one the product vanishes; above it, it grows at first (until tanh saturates);
   // and the RNN's sequential work doubles with T while attention's stays.
-  r.holds = half.norm[62] < 1e-6 * half.norm[0] && big.norm[3] > 1 &&
-            rnn_paths.sequential_ops > 1.9 * rnn_short.sequential_ops &&
-            attention_paths.sequential_ops < rnn_short.sequential_ops;
+  r.require("labs.two-walls.if.vanish", half.norm[62] / half.norm[0], Rel::lt, 1e-6, half.norm[62] / half.norm[0]);
+  r.require("labs.two-walls.if.explode", big.norm[3], Rel::gt, 1, big.norm[3]);
+  const double doubling = static_cast<double>(rnn_paths.sequential_ops) / rnn_short.sequential_ops;
+  r.require("labs.two-walls.if.rnn_doubles", doubling, Rel::gt, 1.9, doubling);
+  r.require("labs.two-walls.if.attention_short", attention_paths.sequential_ops, Rel::lt, rnn_short.sequential_ops,
+            attention_paths.sequential_ops, rnn_short.sequential_ops);
   return r;
 }
 
 LabResult path_length() {
   LabResult r;
-  bool holds = true;
   for (const char* kind : {"rnn", "lstm", "transformer"}) {
     const auto model = nn::make_model(small(kind, 64), 0);
     std::vector<int> lens{8, 16, 32, 64}, paths;
@@ -79,12 +81,13 @@ LabResult path_length() {
     std::string row;
     for (std::size_t i = 0; i < lens.size(); ++i) row += fmt::format("  T={}: {}", lens[i], paths[i]);
     r.line("labs.path-length.row", kind, row);
-    const bool flat = paths.front() == paths.back();
-    holds =
-        holds &&
-        (std::string(kind) == "transformer" ? flat : paths.back() - paths.front() >= 56);  // at least one op per step
+    const int growth = paths.back() - paths.front();
+    if (std::string(kind) == "transformer") {
+      r.require("labs.path-length.if.flat", growth, Rel::eq, 0, paths.front(), paths.back());
+    } else {  // at least one op per step: from T = 8 to 64, 56 more
+      r.require("labs.path-length.if.grows", growth, Rel::ge, 56, kind, growth);
+    }
   }
-  r.holds = holds;
   return r;
 }
 

@@ -21,17 +21,59 @@ struct Picture {
   std::string svg;
 };
 
+// One condition of a lab's claim: a figure of the run against a threshold. The verdict is made of them: the claim
+// holds when every condition held, does not hold when one failed (its figure contradicts the claim), and is
+// inconclusive when none failed but one could not be decided (a budget too short, a busy core), with the reason.
+enum class Status { held, failed, inconclusive };
+enum class Rel { lt, le, gt, ge, eq };  // how the figure must stand to the threshold: <, <=, >, >=, =
+
+struct Condition {
+  std::string id;             // short and stable, for --json and the tests: "faster"
+  std::string text, text_ko;  // the condition with its figures, in either language
+  double figure = 0, threshold = 0;
+  Rel rel = Rel::ge;
+  Status status = Status::failed;
+  std::string why, why_ko;  // inconclusive: why these figures cannot decide it
+  const std::string& text_in(text::Lang lang) const { return lang == text::Lang::ko ? text_ko : text; }
+  const std::string& why_in(text::Lang lang) const { return lang == text::Lang::ko ? why_ko : why; }
+
+  // The same condition under another id (one text for several conditions: "flops_above_64", "flops_above_512").
+  Condition& as(std::string other_id) {
+    id = std::move(other_id);
+    return *this;
+  }
+  // Its Korean text from `id` with `args` (for a field that is itself a word of either language).
+  template <class... A>
+  Condition& say(std::string_view text_id, const A&... args) {
+    text_ko = text::trf(text_id, text::Lang::ko, args...);
+    return *this;
+  }
+  // This condition left undecided, with the catalogue's reason `id` (its fields filled with `args`): the run's
+  // budget or machine could not show it either way, whatever its figure says.
+  template <class... A>
+  Condition& undecided(std::string_view reason_id, const A&... args) {
+    status = Status::inconclusive;
+    why = text::trf(reason_id, text::Lang::en, args...);
+    why_ko = text::trf(reason_id, text::Lang::ko, args...);
+    return *this;
+  }
+};
+
+// Whether `figure` stands to `threshold` as `rel` says.
+bool satisfies(double figure, Rel rel, double threshold);
+
 struct LabResult {
   std::string name;
   std::string claim;                  // the sentence from the chapter or the paper analysis being tested
   nlohmann::ordered_json figures;     // every number the verdict is computed from
   std::vector<std::string> lines;     // the figures explained, for people, in English
   std::vector<std::string> lines_ko;  // the same lines in Korean, one for one
+  // Set from the conditions when the experiment ends (Lab::run): holds when every condition held; inconclusive
+  // when none failed and one could not be decided (`holds` is false then).
   bool holds = false;
-  // The lab's own measurement could not decide (a timed lab on a machine whose second core was busy):
-  // neither holds nor fails; `holds` is false, and a line of `lines` says why.
   bool inconclusive = false;
-  std::vector<Picture> pictures;  // the labs with Lab::draws only
+  std::vector<Condition> conditions;  // every lab has at least one
+  std::vector<Picture> pictures;      // the labs with Lab::draws only
 
   // A figure line in both languages: the catalogue's `id` ("labs.NAME.xxx"), its fields filled with `args`.
   template <class... A>
@@ -45,6 +87,23 @@ struct LabResult {
     lines.push_back(make(text::Lang::en));
     lines_ko.push_back(make(text::Lang::ko));
   }
+  // A condition of the claim: `figure` must stand to `threshold` as `rel` says, held or failed by that. Its text is
+  // the catalogue's `id` ("labs.NAME.if.ID", whose last part is the condition's id) with `args` filled in.
+  template <class... A>
+  Condition& require(std::string_view id, double figure, Rel rel, double threshold, const A&... args) {
+    Condition c;
+    c.id = std::string(id.substr(id.rfind('.') + 1));
+    c.text = text::trf(id, text::Lang::en, args...);
+    c.text_ko = text::trf(id, text::Lang::ko, args...);
+    c.figure = figure;
+    c.threshold = threshold;
+    c.rel = rel;
+    c.status = satisfies(figure, rel, threshold) ? Status::held : Status::failed;
+    conditions.push_back(std::move(c));
+    return conditions.back();
+  }
+  // holds and inconclusive from the conditions (Lab::run calls it; a lab with no condition is a bug).
+  void settle();
   // The figure lines in `lang`.
   const std::vector<std::string>& lines_in(text::Lang lang) const { return lang == text::Lang::ko ? lines_ko : lines; }
 };
@@ -76,7 +135,7 @@ struct Lab {
   std::string name;
   // In English, from the catalogue (lab.NAME.source, lab.NAME.claim; source_text and claim_text give either language).
   std::string source;  // where the claim comes from: "chapter 17, self-check 2", "paper analysis: sqrt(d_k)"
-  std::string claim;
+  std::string claim;   // empty here: claim_text() writes it from the run's budget
   std::function<LabResult()> experiment;  // reads the trial through trial_seeds() and trial_steps() (registry.h)
   std::optional<Question> question = std::nullopt;  // the labs that answer a self-check question
   bool draws = false;                               // its result carries pictures
@@ -104,6 +163,17 @@ Verdict verdict_over(const std::vector<LabResult>& runs);
 // "seeds 0-2", "seed 5", "seeds 0, 3, 4": for the lines a lab prints; in `lang`, "시드 0-2".
 std::string seeds_text(const std::vector<std::uint64_t>& seeds, text::Lang lang = text::Lang::en);
 
+// The conditions as the terminal shows them, one numbered line each ("  2. failed  ..."), and the verdict line that
+// names the conditions that decided it, in `lang`.
+std::vector<std::string> condition_lines(const LabResult& result, text::Lang lang);
+std::string verdict_line(const LabResult& result, text::Lang lang);
+// The conditions for --json and the page: [{id, text, figure, threshold, relation, status, why}].
+nlohmann::ordered_json conditions_json(const LabResult& result, text::Lang lang);
+// The conditions back from conditions_json's form with both languages (the lab cache).
+nlohmann::ordered_json conditions_to_json(const std::vector<Condition>& conditions);
+std::vector<Condition> conditions_from_json(const nlohmann::json& j);
+const char* status_word(Status s);  // "held", "failed", "inconclusive"
+
 // The numbers of an answer, separated by commas or spaces; a trailing 'x' on
 // each is allowed ("100x"). Throws std::invalid_argument naming `format`.
 std::vector<double> parse_answer_numbers(const std::string& answer, const std::string& format);
@@ -111,11 +181,13 @@ std::vector<double> parse_answer_numbers(const std::string& answer, const std::s
 // The verdict of lab sequential-time, from its figures (timing_labs.cpp). Apart from the lab so that a test can
 // check the rule on figures of its own: the lab's times are this machine's, and a test never asserts a time.
 Verdict sequential_time_verdict(const nlohmann::ordered_json& figures);
+void sequential_time_conditions(LabResult& result);  // its conditions, from result.figures
 
 const std::vector<Lab>& all_labs();
 // A lab's source, claim, question and answer format in `lang`, from the catalogue.
 std::string source_text(const Lab& lab, text::Lang lang);
-std::string claim_text(const Lab& lab, text::Lang lang);
+// The claim names the main run's budget where it has one: the lab's own steps, or `steps` (the student's --steps).
+std::string claim_text(const Lab& lab, text::Lang lang, std::optional<int> steps = std::nullopt);
 std::string question_text(const Lab& lab, text::Lang lang);
 std::string format_text(const Lab& lab, text::Lang lang);
 const Lab& find_lab(const std::string& name);  // throws std::invalid_argument listing the names

@@ -11,8 +11,8 @@
 namespace seqgrad::labs {
 
 Lab make_lab(const std::string& name, std::function<LabResult()> run, std::optional<Question> question) {
-  return {name, std::string(text::tr("lab." + name + ".source", text::Lang::en)),
-          std::string(text::tr("lab." + name + ".claim", text::Lang::en)), std::move(run), std::move(question)};
+  return {name, std::string(text::tr("lab." + name + ".source", text::Lang::en)), "", std::move(run),
+          std::move(question)};
 }
 
 Lab drawing(Lab lab) {
@@ -72,7 +72,8 @@ LabResult Lab::run(const Trial& t) const {
   } scope(this, t);
   LabResult r = experiment();
   r.name = name;
-  r.claim = claim;
+  r.claim = claim_text(*this, text::Lang::en, t.steps);
+  r.settle();
   return r;
 }
 
@@ -87,6 +88,13 @@ int trial_steps(int steps) {
   if (running->steps == 0) throw std::logic_error("the lab " + running->name + " trains unregistered");
   if (!trial.steps) return steps;
   return std::max(1, static_cast<int>(std::lround(static_cast<double>(steps) * *trial.steps / running->steps)));
+}
+
+Condition& short_budget(Condition& c) {
+  if (!running) throw std::logic_error("short_budget() outside a lab");
+  if (c.status == Status::failed && trial.steps && *trial.steps < running->steps)
+    c.undecided("lab.why.budget", *trial.steps, running->steps);
+  return c;
 }
 
 std::string seeds_text(const std::vector<std::uint64_t>& seeds, text::Lang lang) {
@@ -180,8 +188,9 @@ const std::vector<Lab>& all_labs() {
 std::string source_text(const Lab& lab, text::Lang lang) {
   return std::string(text::tr("lab." + lab.name + ".source", lang));
 }
-std::string claim_text(const Lab& lab, text::Lang lang) {
-  return std::string(text::tr("lab." + lab.name + ".claim", lang));
+std::string claim_text(const Lab& lab, text::Lang lang, std::optional<int> steps) {
+  // A claim that names its budget has a field for it: the run's, which --steps may change.
+  return text::trf("lab." + lab.name + ".claim", lang, steps.value_or(lab.steps));
 }
 std::string question_text(const Lab& lab, text::Lang lang) {
   return std::string(text::tr("lab." + lab.name + ".question", lang));

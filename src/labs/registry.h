@@ -23,11 +23,23 @@ Lab compared_over_seeds(Lab lab);
 // --steps (at least 1).
 std::vector<std::uint64_t> trial_seeds();
 int trial_steps(int steps);
+// A condition that needs training to reach a target: failed on a budget shorter than the lab's own, it is left
+// undecided (these figures cannot say whether the lab's budget would reach it), with the reason.
+Condition& short_budget(Condition& c);
 
 // The small Transformer the trained labs use: one layer of width 32, `heads`
 // heads, an FFN ffn_mult times as wide (none for 0), Adam at 3e-3, warmup then
 // cosine over `steps`, as `seqgrad train` would run it (training_labs.cpp).
 train::TrainConfig small_config(const tasks::TaskOptions& task, int heads, int ffn_mult, int steps, std::uint64_t seed);
+
+// Whether this machine is busy: a fixed loop on two threads at once against one thread (timing_labs.cpp); about 1
+// when the second core is free, 1.5 and more when another process wants it. Above kBusyCore, a time that
+// contradicts a claim is left undecided.
+double second_core_cost();
+// The same for this thread alone: the loop's wall time over its CPU time, about 1 when this thread has a core to
+// itself; for the labs that time one thread.
+double own_core_cost();
+constexpr double kBusyCore = 1.3;
 
 void add_attention_labs(std::vector<Lab>& labs);  // attention_labs.cpp
 void add_position_labs(std::vector<Lab>& labs);   // position_labs.cpp

@@ -165,6 +165,12 @@ Entry kEntries[] = {
      "합니다"},
     {"check.output", "the output", "출력"},
     {"check.gradient_of", "the gradient of {}", "{}의 기울기"},
+    {"check.gradient_sign",
+     "the gradient of {0} has the right size and the opposite sign everywhere: the backward subtracts where it should "
+     "add (or the chain rule's last factor is negated)",
+     "{0}의 기울기가 크기는 맞고 부호가 모두 반대입니다. 역전파에서 더해야 할 곳에서 빼고 있습니다(또는 연쇄 법칙의 "
+     "마지막 "
+     "인수의 부호가 뒤집혔습니다)"},
     {"check.weights_after_step", "the weights after step {}", "{}단계 뒤의 가중치"},
     {"check.one_op_detail",
      "the output was made by '{}', not by one op of your own whose inputs are the inputs themselves",
@@ -185,6 +191,7 @@ Entry kEntries[] = {
     {"section.5", "5. What attention cannot do alone", "5. 어텐션 혼자서는 못 하는 것"},
     {"section.6", "6. Everything side by side", "6. 모두 나란히"},
 #include "src/text/catalogue_cli.inc"
+#include "src/text/catalogue_conditions.inc"
 #include "src/text/catalogue_exercises.inc"
 #include "src/text/catalogue_inspect.inc"
 #include "src/text/catalogue_labs.inc"

@@ -340,18 +340,23 @@ json lab(const json& r) {
   const text::Lang lang = lang_field(r);
   const labs::Lab& l = labs::find_lab(string_field(r, "name", ""));
   const labs::LabResult result = l.run();
-  return {{"type", "lab"},
-          {"name", result.name},
-          {"source", l.source},
-          {"claim", text::tr("lab." + l.name + ".claim", lang)},
-          {"figures", result.figures},
-          {"lines", {{"en", result.lines_in(text::Lang::en)}, {"ko", result.lines_in(text::Lang::ko)}}},
-          {"holds", result.holds},
-          {"inconclusive", result.inconclusive},
-          {"verdict", tr(result.holds          ? "web.labs.holds"
-                         : result.inconclusive ? "web.labs.inconclusive"
-                                               : "web.labs.fails",
-                         lang)}};
+  return {
+      {"type", "lab"},
+      {"name", result.name},
+      {"source", l.source},
+      {"claim", text::tr("lab." + l.name + ".claim", lang)},
+      {"figures", result.figures},
+      {"lines", {{"en", result.lines_in(text::Lang::en)}, {"ko", result.lines_in(text::Lang::ko)}}},
+      {"holds", result.holds},
+      {"inconclusive", result.inconclusive},
+      {"conditions",
+       {{"en", labs::condition_lines(result, text::Lang::en)}, {"ko", labs::condition_lines(result, text::Lang::ko)}}},
+      {"verdict_line",
+       {{"en", labs::verdict_line(result, text::Lang::en)}, {"ko", labs::verdict_line(result, text::Lang::ko)}}},
+      {"verdict", tr(result.holds          ? "web.labs.holds"
+                     : result.inconclusive ? "web.labs.inconclusive"
+                                           : "web.labs.fails",
+                     lang)}};
 }
 
 json bench(const json& r) {

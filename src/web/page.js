@@ -366,7 +366,8 @@
     el.innerHTML = '';
     var verdict = r.holds ? 'holds' : r.inconclusive ? 'inconclusive' : 'fails';
     el.appendChild(make('span', 'verdict ' + verdict, t('labs.' + verdict)));
-    el.appendChild(make('pre', '', r.lines[lang].join('\n')));
+    el.appendChild(make('pre', '', r.lines[lang].concat([''], r.conditions[lang]).join('\n')));
+    el.appendChild(make('p', '', r.verdict_line[lang]));
   }
 
   lang = chooseLanguage();

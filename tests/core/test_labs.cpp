@@ -18,7 +18,15 @@ TEST_CASE("lab no-position holds", "[labs]") { CHECK(labs::find_lab("no-position
 TEST_CASE("lab quadratic-cost holds", "[labs]") {
   const auto r = labs::find_lab("quadratic-cost").run();
   INFO(r.figures.dump());
-  CHECK(r.holds);
+  // The counts decide always; the times only when this thread had a core to itself (ctest runs tests side by side).
+  REQUIRE(r.conditions.size() == 4);
+  CHECK(r.conditions[0].status == labs::Status::held);
+  CHECK(r.conditions[1].status == labs::Status::held);
+  if (r.figures["own_core"].get<double>() <= 1.3) {
+    CHECK(r.holds);
+  } else {
+    CHECK((r.holds || r.inconclusive));
+  }
 }
 // Its time shares are this machine's: the test checks the counted crossovers, and that the verdict follows its rule.
 TEST_CASE("timed lab attention-share: attention's FLOPs pass the linear parts' at n = 6 d", "[labs]") {
@@ -168,7 +176,13 @@ TEST_CASE("lab context-vector: the chapter's 은행 in two sentences", "[labs]")
 TEST_CASE("lab attention-memory: measured on the heap, n^2 against n", "[labs]") {
   const auto r = labs::find_lab("attention-memory").run();
   INFO(r.figures.dump());
-  CHECK(r.holds);
+  // Where the heap cannot be read (a sanitizer's allocator), the bytes are undecided and the count alone holds.
+  if (r.figures["measured"].get<bool>()) {
+    CHECK(r.holds);
+  } else {
+    CHECK(r.inconclusive);
+    CHECK(r.conditions.front().status == labs::Status::held);
+  }
   const auto rnn = r.figures["rnn"]["mib"].get<std::vector<double>>();
   CHECK(rnn[3] / rnn[0] == Approx(8).epsilon(0.2));  // T x8, memory x8
 }
@@ -250,6 +264,11 @@ TEST_CASE("a self-check answer is graded against the lab's own figures", "[labs]
   CHECK_THROWS_WITH(grade(hand, r, "a 1, b 0.9, c 0"), Catch::Contains("names vectors before its numbers"));
   CHECK(grade(hand, r, "0.41,0.38,0.20 a\xEC\x99\x80 b").right);  // a와 b
   CHECK_FALSE(grade(hand, r, "0.41,0.38,0.20 a").right);
+  // "Whose components" read as "which other word's": b alone, a's own left out, is right and told so.
+  const labs::Grade b_alone = grade(hand, r, "1,0.9,0 b");
+  CHECK(b_alone.right);
+  CHECK(b_alone.message.find("besides a itself (weight 0.4") != std::string::npos);
+  CHECK_FALSE(grade(hand, r, "1,0.9,0 c").right);
   CHECK_FALSE(grade(hand, r, "0.41,0.38,0.20 a,b,c").right);
   CHECK_FALSE(grade(hand, r, "0.5,0.3,0.2 a,b").right);  // the first half wrong, the second right: not right
   CHECK(grade(hand, r, "0.41,0.38,0.20").message.find("The question's second half: a's new vector (0.76, 0.24)") !=
@@ -360,4 +379,129 @@ TEST_CASE("a lab's figure lines are in English and in Korean, line for line", "[
       }));
     }
   }
+}
+
+// A verdict is its conditions: held when all held, not held when one failed (whatever else is undecided),
+// inconclusive when none failed and one could not be decided; the verdict line names the deciding ones.
+TEST_CASE("a lab's verdict is made of its conditions, and names the ones that decided it", "[labs]") {
+  using labs::Rel;
+  using labs::Status;
+  labs::LabResult r;
+  CHECK_THROWS_AS(r.settle(), std::logic_error);  // a lab with no condition
+  r.require("labs.rope.if.apart", 0.5, Rel::gt, 1e-3, 0.5);
+  r.require("labs.rope.if.same", 2e-6, Rel::lt, 1e-4, 2e-6);
+  r.settle();
+  CHECK(r.holds);
+  CHECK_FALSE(r.inconclusive);
+  CHECK(r.conditions[0].id == "apart");
+  CHECK(labs::verdict_line(r, text::Lang::en) == "the claim holds on these figures: all 2 conditions held");
+  CHECK(labs::verdict_line(r, text::Lang::ko) == "이 수치로 보아 주장이 성립합니다: 조건 2개가 모두 성립했습니다");
+
+  r.require("labs.multi-head.if.faster", 1, Rel::eq, 3, 1, 3).undecided("lab.why.budget", 100, 4000);
+  r.settle();
+  CHECK_FALSE(r.holds);
+  CHECK(r.inconclusive);
+  CHECK(labs::verdict_line(r, text::Lang::en) ==
+        "inconclusive: these figures cannot decide the claim (condition 3 could not be decided)");
+  const auto lines = labs::condition_lines(r, text::Lang::en);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[2] ==
+        "3. [undecided] 4 heads reach 90% before 1 head: on 1 of 3 seeds (needs every seed): 100 steps, fewer than the "
+        "lab's 4000: too short to say whether the claim's budget reaches it");
+  CHECK(labs::condition_lines(r, text::Lang::ko)[2].starts_with("3. [판정 보류] 헤드 4개가"));
+
+  // A figure that contradicts the claim decides, whatever is undecided beside it.
+  r.require("labs.rope.if.apart", 1e-5, Rel::gt, 1e-3, 1e-5);
+  r.settle();
+  CHECK_FALSE(r.holds);
+  CHECK_FALSE(r.inconclusive);
+  CHECK(labs::verdict_line(r, text::Lang::en) == "the claim does NOT hold on these figures (condition 4 failed)");
+  CHECK(labs::verdict_line(r, text::Lang::ko) == "이 수치로는 주장이 성립하지 않습니다(성립하지 않은 조건: 4)");
+
+  const auto j = labs::conditions_json(r, text::Lang::en);
+  REQUIRE(j.size() == 4);
+  CHECK(j[3]["id"] == "apart");
+  CHECK(j[3]["figure"].get<double>() == 1e-5);
+  CHECK(j[3]["threshold"].get<double>() == 1e-3);
+  CHECK(j[3]["relation"] == ">");
+  CHECK(j[3]["status"] == "failed");
+  CHECK(j[2]["status"] == "inconclusive");
+  CHECK(j[2]["why"].get<std::string>().starts_with("100 steps"));
+  CHECK_FALSE(j[0].contains("why"));
+  // The cache's form keeps both languages.
+  const auto back = labs::conditions_from_json(labs::conditions_to_json(r.conditions));
+  REQUIRE(back.size() == 4);
+  CHECK(back[2].why_ko == r.conditions[2].why_ko);
+  CHECK(back[3].status == Status::failed);
+  CHECK(back[3].rel == Rel::gt);
+}
+
+// The labs that train nothing, run here: each has conditions, each condition's text in both languages.
+TEST_CASE("every quick lab's conditions come in English and Korean, with the verdict made of them", "[labs]") {
+  for (const char* name : {"shared-weights", "two-walls", "attention-by-hand", "context-vector", "no-position",
+                           "attention-memory", "pe-shift", "path-length", "rope", "sqrt-dk"}) {
+    INFO(name);
+    const labs::LabResult r = labs::find_lab(name).run();
+    REQUIRE(!r.conditions.empty());
+    for (const auto& c : r.conditions) {
+      INFO(c.text);
+      CHECK(!c.id.empty());
+      CHECK(c.text != c.text_ko);
+      CHECK(std::any_of(c.text_ko.begin(), c.text_ko.end(), [](char ch) {
+        const auto b = static_cast<unsigned char>(ch);
+        return b >= 0xEA && b <= 0xED;
+      }));
+    }
+  }
+}
+
+// sequential-time on a busy machine: the counted conditions are decided, the timed ones are not, and say why.
+TEST_CASE("lab sequential-time decides its counts always and its times only with a free core", "[labs]") {
+  nlohmann::ordered_json f;
+  for (int i = 0; i < 5; ++i) {
+    const int T = 16 << (2 * i > 8 ? 8 : 2 * i);
+    const double rnn_ms = 2 + i, tf_ms = 20 + 10 * i;
+    f["rnn"].push_back({{"len", T},
+                        {"sequential_ops", 4 * T + 2},
+                        {"gflop", 0.1},
+                        {"flops_per_link", 1e5 / T},
+                        {"ms_1_thread", rnn_ms},
+                        {"ms_2_threads", rnn_ms},
+                        {"ms_1_thread_rounds", {rnn_ms, rnn_ms}},
+                        {"ms_2_threads_rounds", {rnn_ms, rnn_ms}}});
+    f["transformer"].push_back({{"len", T},
+                                {"sequential_ops", 25},
+                                {"gflop", 2.0},
+                                {"flops_per_link", 8e7},
+                                {"ms_1_thread", tf_ms},
+                                {"ms_2_threads", 0.6 * tf_ms},
+                                {"ms_1_thread_rounds", {tf_ms, tf_ms}},
+                                {"ms_2_threads_rounds", {tf_ms, tf_ms}}});
+  }
+  f["second_core"] = {{"between_rounds", 1.9}, {"after", 1.0}};
+  labs::LabResult r;
+  r.figures = f;
+  labs::sequential_time_conditions(r);
+  r.settle();
+  REQUIRE(r.conditions.size() == 10);
+  for (std::size_t i = 0; i < 6; ++i) CHECK(r.conditions[i].status == labs::Status::held);
+  for (std::size_t i = 6; i < 10; ++i) {
+    CHECK(r.conditions[i].status == labs::Status::inconclusive);
+    CHECK(r.conditions[i].why.find("x1.90") != std::string::npos);
+  }
+  CHECK(r.inconclusive);
+  CHECK(labs::verdict_line(r, text::Lang::en).ends_with("(condition 7, 8, 9, 10 could not be decided)"));
+}
+
+// A budget too short for the claim: neither model reaches 90%, so the verdict is inconclusive and says which was
+// ahead, not "does not hold".
+TEST_CASE("trained lab multi-head with too few steps is inconclusive and says why", "[labs][training]") {
+  const auto r = labs::find_lab("multi-head").run({{0}, 300});
+  INFO(r.figures.dump());
+  CHECK(r.inconclusive);
+  REQUIRE(r.conditions.size() == 3);
+  CHECK(r.conditions[0].status == labs::Status::held);  // the same parameters
+  CHECK(r.conditions[1].id == "faster");
+  CHECK(r.conditions[1].status == labs::Status::inconclusive);
+  CHECK(r.conditions[1].why.starts_with("neither reached 90% in 300 steps on 1 seed(s)"));
 }

@@ -142,28 +142,20 @@ constexpr Entry kWebEntries[] = {
 #include "src/text/catalogue_web.inc"
 };
 
-constexpr Entry kLabEntries[] = {
-#include "src/text/catalogue_labs.inc"
-};
-
-// The line sequential-time adds when it cannot decide, as it starts in either language ("  inconclusive: ",
-// "  판정 보류: "): the catalogue's words up to their first colon.
-bool says_inconclusive(const std::string& line) {
-  for (const Entry& e : kLabEntries) {
-    if (std::string(e.id) != "labs.sequential-time.inconclusive") continue;
-    for (const std::string words : {e.en, e.ko})
-      if (line.rfind("  " + words.substr(0, words.find(": ") + 2), 0) == 0) return true;
-  }
+// A lab's verdict line ("the claim holds on these figures: ...", in either language), from the catalogue.
+bool is_verdict(const std::string& line) {
+  for (const Entry& e : kWebEntries)
+    if (std::string(e.id) == "lab.frame.holds" || std::string(e.id) == "lab.frame.fails" ||
+        std::string(e.id) == "lab.frame.inconclusive")
+      for (const std::string words : {e.en, e.ko})
+        if (line.rfind(words, 0) == 0) return true;
   return false;
 }
 
-bool is_verdict(const std::string& line) {
-  for (const Entry& e : kWebEntries)
-    if ((std::string(e.id) == "lab.frame.holds" || std::string(e.id) == "lab.frame.fails" ||
-         std::string(e.id) == "lab.frame.inconclusive") &&
-        (line == e.en || line == e.ko))
-      return true;
-  return false;
+// A lab's condition line: "  3. [held] ...".
+bool is_condition(const std::string& line) {
+  static const std::regex condition(R"(  \d+\. \[.*)");
+  return std::regex_match(line, condition);
 }
 
 std::string mask_numbers(const std::string& s) {
@@ -273,28 +265,25 @@ int main(int argc, char** argv) {
         // A timed lab's verdict is computed from its times, and a step timed while the other guide's commands
         // share the cores can turn it: such a lab gets two more runs before its block counts as out of date.
         const bool timed_lab = b.command.rfind("seqgrad lab ", 0) == 0 && mask_times(it->second) != it->second;
-        // On a machine whose second core is busy, sequential-time adds the line that says why it cannot decide.
-        const auto drop_inconclusive = [&] {
-          if (!timed_lab || update) return;
-          if (std::none_of(shown.begin(), shown.end(), says_inconclusive))
-            now.erase(std::remove_if(now.begin(), now.end(), says_inconclusive), now.end());
-        };
-        drop_inconclusive();
-        differs = first_difference();
         for (int again = 0; differs && timed_lab && !update && again < 2; ++again) {
           it->second = run(binary, b.command, scratch, "", true);
           now = split(it->second);
-          drop_inconclusive();
           differs = first_difference();
         }
-        if (differs && timed_lab && !update && k < now.size() && k < shown.size() && is_verdict(now[k]) &&
-            is_verdict(shown[k])) {
-          const std::size_t verdict = k;
-          while (++k < now.size() && k < shown.size() && same(now[k], shown[k])) {
+        // On a busy machine a timed condition is left undecided, and the verdict with it: a block whose other lines
+        // are the same passes, with the difference said.
+        if (differs && timed_lab && !update && now.size() == shown.size()) {
+          std::size_t turned = 0;
+          bool only_verdicts = true;
+          for (std::size_t i = 0; i < now.size(); ++i) {
+            if (same(now[i], shown[i])) continue;
+            const bool verdict = is_verdict(now[i]) && is_verdict(shown[i]);
+            only_verdicts = only_verdicts && (verdict || (is_condition(now[i]) && is_condition(shown[i])));
+            if (verdict) turned = i;
           }
-          if (k == now.size() && k == shown.size()) {
-            std::cerr << path << ":" << b.first_line + 2 + verdict << ": `" << b.command
-                      << "` gave another verdict on this machine's times (three runs): " << now[verdict] << "\n";
+          if (only_verdicts) {
+            std::cerr << path << ":" << b.first_line + 2 + turned << ": `" << b.command
+                      << "` gave another verdict on this machine's times (three runs): " << now[turned] << "\n";
             differs = false;
           }
         }
