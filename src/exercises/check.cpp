@@ -260,9 +260,15 @@ std::vector<Scalar> output_weights(const TensorFn& f, const std::vector<Tensor>&
 
 void expect_same_gradients(const Checker& c, const std::vector<std::string>& names, const std::vector<Tensor>& inputs,
                            const std::vector<std::vector<Scalar>>& expected,
-                           const std::vector<std::vector<Scalar>>& got, double tol, const std::string& hint) {
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    expect_close(c, c.shared("check.gradient_of", names[i]), inputs[i].shape(), expected[i], got[i], tol, hint);
+                           const std::vector<std::vector<Scalar>>& got, double tol, const std::string& hint,
+                           const std::vector<std::vector<Mistake>>& mistakes) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<Mistake> known = i < mistakes.size() ? mistakes[i] : std::vector<Mistake>{};
+    std::vector<Scalar> flipped = expected[i];
+    for (Scalar& g : flipped) g = -g;
+    known.push_back({flipped, c.shared("check.gradient_sign", names[i])});
+    expect_close(c, c.shared("check.gradient_of", names[i]), inputs[i].shape(), expected[i], got[i], tol, hint, known);
+  }
 }
 
 }  // namespace seqgrad::exercises

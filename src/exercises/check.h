@@ -155,8 +155,11 @@ std::vector<Scalar> output_weights(const TensorFn& f, const std::vector<Tensor>&
 
 // Compares the student's gradients with the engine's, input by input
 // (names[i] is how the message calls input i); tol as in expect_close.
+// `mistakes[i]`: the known wrong gradients of input i, each with its hint; every input's gradient with its sign
+// flipped is known too.
 void expect_same_gradients(const Checker& c, const std::vector<std::string>& names, const std::vector<Tensor>& inputs,
                            const std::vector<std::vector<Scalar>>& expected,
-                           const std::vector<std::vector<Scalar>>& got, double tol, const std::string& hint);
+                           const std::vector<std::vector<Scalar>>& got, double tol, const std::string& hint,
+                           const std::vector<std::vector<Mistake>>& mistakes = {});
 
 }  // namespace seqgrad::exercises

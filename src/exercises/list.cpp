@@ -223,8 +223,31 @@ std::string stub_text(const Exercise& e, text::Lang lang) {
   s += "//\n// seqgrad exercise check " + name + (lang == text::Lang::ko ? " --lang ko" : "") + "\n";
   // <cmath> for std::exp, std::tanh, std::sqrt, std::sin, std::pow, which the statements name (without it, the
   // compiler's first suggestion for exp is an engine type's, the wrong way).
-  s += "#include <cmath>\n\n#include \"src/exercises/exercise.h\"\n\nnamespace exercise {\n\n";
-  s += std::string(e.stub);
+  s += "#include <cmath>\n\n#include \"src/exercises/exercise.h\"\n\n";
+  // The Tensor calls a body needs, so that a first compile error does not send the student into tensor.h.
+  if (std::string_view(e.stub).find("Tensor") != std::string_view::npos) {
+    std::istringstream calls{std::string(text::tr("exercise.stub.tensor_calls", lang))};
+    for (std::string line; std::getline(calls, line);) s += "// " + line + "\n";
+    s += "\n";
+  }
+  s += "namespace exercise {\n\n";
+  // The stub's own comments in the student's language.
+  std::istringstream body{std::string(e.stub)};
+  for (std::string line; std::getline(body, line);) {
+    const std::string with = "  // your code here: with your ", here = "  // your code here",
+                      choice = "  // your choice: return true for a pre-LN block, false for the paper's post-LN";
+    if (line.starts_with(with)) {
+      std::string names = line.substr(with.size());  // "sinusoidal and transformer_block": in Korean, a list
+      if (const auto at = names.find(" and "); lang == text::Lang::ko && at != std::string::npos)
+        names.replace(at, 5, ", ");
+      line = "  // " + text::trf("exercise.stub.code_with", lang, names);
+    } else if (line == here) {
+      line = "  // " + std::string(text::tr("exercise.stub.code_here", lang));
+    } else if (line == choice) {
+      line = "  // " + std::string(text::tr("exercise.stub.choice_pre_ln", lang));
+    }
+    s += line + "\n";
+  }
   s += "\n}  // namespace exercise\n";
   return s;
 }

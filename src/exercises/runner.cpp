@@ -654,14 +654,14 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
     in.seekg(read_to);
     for (std::string line; shown < 1000 && std::getline(in, line) && !in.eof(); read_to = in.tellg()) {
       if (line.find("\"event\":\"note\"") == std::string::npos) continue;
+      // The long part is announced when it starts (its first note), not before checks that may fail first.
+      if (shown == 0) options.progress(std::string(text::tr(r.exercise + ".takes_a_while", options.lang)));
       ++shown;
       nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
       if (ev.is_object() && ev.contains("text") && ev["text"].is_string())
         options.progress(text::one_line(ev["text"].get<std::string>()).substr(0, 300));
     }
   };
-  if (options.progress && e.seconds > 0)
-    options.progress(std::string(text::tr(r.exercise + ".takes_a_while", options.lang)));
   std::vector<std::string> command{program, "--lang", lang, "--record", record};
   if (options.quick) command.push_back("--quick");
   ProcessResult p =

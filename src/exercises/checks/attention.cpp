@@ -43,6 +43,13 @@ std::vector<Scalar> masked_after_softmax(const Tensor& q, const Tensor& k, const
   return ag::matmul(w, v).data();
 }
 
+// The future's scores filled with 0 instead of a large negative number: exp(0) = 1, so the future keeps weight.
+std::vector<Scalar> masked_with_zero(const Tensor& q, const Tensor& k, const Tensor& v, Scalar scale) {
+  const int T = q.size(1);
+  Tensor s = ag::masked_fill(ag::matmul(q, ag::transpose(k)) * scale, ag::causal_mask(T), {T, T}, 0);
+  return ag::matmul(ag::softmax(s), v).data();
+}
+
 std::vector<Mistake> mistakes(const Checker& c, const Tensor& q, const Tensor& k, const Tensor& v, bool causal) {
   const int D = q.size(-1);
   const Scalar scale = 1 / std::sqrt(Scalar(D));
@@ -55,6 +62,7 @@ std::vector<Mistake> mistakes(const Checker& c, const Tensor& q, const Tensor& k
     m.push_back({masked(q, k, v, 2, scale), c.tr("hint.mask_next")});
     m.push_back({past_hidden(q, k, v, scale), c.tr("hint.mask_past")});
     m.push_back({masked_after_softmax(q, k, v, scale), c.tr("hint.mask_after_softmax")});
+    m.push_back({masked_with_zero(q, k, v, scale), c.tr("hint.mask_zero")});
   }
   // The weights transposed: softmax over the queries instead of over the keys.
   Tensor s = ag::matmul(q, ag::transpose(k)) * scale;

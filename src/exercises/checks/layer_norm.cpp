@@ -71,11 +71,43 @@ void expect_forward(Checker& c, const Shape& shape, ag::Rng& rng, Scalar eps = k
                c.tr("hint.forward"), mistakes);
 }
 
+// dx = rstd (g - mean(g) - xhat mean(g xhat)), g = dy * gamma, row by row; with a slip: a term's sign flipped, or
+// both terms left out (as if the mean and the variance did not depend on x).
+enum class DxSlip { mean_sign, xhat_sign, no_mean_terms };
+std::vector<Scalar> slipped_dx(const std::vector<Tensor>& in, const std::vector<Scalar>& dy, DxSlip slip) {
+  const Tensor &x = in[0], &gamma = in[1];
+  const std::size_t C = gamma.numel(), rows = x.numel() / C;
+  std::vector<Scalar> dx(x.numel());
+  for (std::size_t r = 0; r < rows; ++r) {
+    const Scalar* xr = x.data().data() + r * C;
+    Scalar mean = 0, var = 0;
+    for (std::size_t j = 0; j < C; ++j) mean += xr[j] / static_cast<Scalar>(C);
+    for (std::size_t j = 0; j < C; ++j) var += (xr[j] - mean) * (xr[j] - mean) / static_cast<Scalar>(C);
+    const Scalar rstd = 1 / std::sqrt(var + kEps);
+    Scalar mean_g = 0, mean_gx = 0;
+    for (std::size_t j = 0; j < C; ++j) {
+      const Scalar g = dy[r * C + j] * gamma.data()[j];
+      mean_g += g / static_cast<Scalar>(C);
+      mean_gx += g * (xr[j] - mean) * rstd / static_cast<Scalar>(C);
+    }
+    for (std::size_t j = 0; j < C; ++j) {
+      const Scalar g = dy[r * C + j] * gamma.data()[j], xhat = (xr[j] - mean) * rstd;
+      const Scalar a = slip == DxSlip::mean_sign ? -1 : 1, b = slip == DxSlip::xhat_sign ? -1 : 1;
+      dx[r * C + j] = slip == DxSlip::no_mean_terms ? rstd * g : rstd * (g - a * mean_g - b * xhat * mean_gx);
+    }
+  }
+  return dx;
+}
+
 void expect_backward(const Checker& c, const Shape& shape, ag::Rng& rng) {
   const std::vector<Tensor> in = random_inputs(shape, rng);
   const std::vector<Scalar> w = output_weights(engine, in, rng);
+  const std::vector<std::vector<Mistake>> mistakes{
+      {{slipped_dx(in, w, DxSlip::mean_sign), c.tr("hint.dx_mean_sign")},
+       {slipped_dx(in, w, DxSlip::xhat_sign), c.tr("hint.dx_xhat_sign")},
+       {slipped_dx(in, w, DxSlip::no_mean_terms), c.tr("hint.dx_no_mean_terms")}}};
   expect_same_gradients(c, {"x", "gamma", "beta"}, in, gradients(engine, in, w), gradients(student, in, w), 1e-9,
-                        c.tr("hint.backward"));
+                        c.tr("hint.backward"), mistakes);
 }
 
 }  // namespace
