@@ -55,9 +55,45 @@ seqgrad::text::Lang language_of(int argc, char** argv) {
   return seqgrad::text::lang_from_environment();
 }
 
-// CLI11's help in the chosen language: its headings, and its two flags' words.
+// An option's type as CLI11 names it ("INT:INT in [0 - 4096]", "FLOAT:X > 0", "UINT:SEED", "TEXT:{a,b}", "TEXT"), in
+// Korean: "정수, 0-4096", "실수, 0 초과", "시드(0 이상의 정수)", "{a,b}", "문자열".
+std::string korean_type(const std::string& type) {
+  for (const auto& [kind, word] : {std::pair{"INT:INT in [", "cli.type.int"}, {"FLOAT:FLOAT in [", "cli.type.float"}})
+    if (type.rfind(kind, 0) == 0 && type.back() == ']') {
+      std::string range = type.substr(std::string(kind).size(), type.size() - std::string(kind).size() - 1);
+      for (const std::string sep : {" - ", ", "})
+        if (const auto at = range.find(sep); at != std::string::npos) range.replace(at, sep.size(), "-");
+      return msg("cli.type.range", msg(word), range);
+    }
+  if (type == "FLOAT:X > 0") return msg("cli.type.positive");
+  if (type == "UINT:SEED") return msg("cli.type.seed");
+  if (type == "TEXT:MODELS") return msg("cli.type.models");
+  if (type.rfind("TEXT:", 0) == 0) return type.substr(5);  // the choices speak for themselves: {rnn,lstm}, en|ko
+  for (const auto& [name, word] : {std::pair{"TEXT", "cli.type.text"},
+                                   {"INT", "cli.type.int"},
+                                   {"UINT", "cli.type.uint"},
+                                   {"FLOAT", "cli.type.float"},
+                                   {"DIR", "cli.type.dir"}})
+    if (type == name) return msg(word);
+  return type;
+}
+
+// CLI11's formatter, with each option's type in Korean.
+class KoreanFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string out = CLI::Formatter::make_option_opts(opt);
+    const std::string type = opt->get_type_name();
+    if (const auto at = out.find(" " + type); !type.empty() && at != std::string::npos)
+      out.replace(at + 1, type.size(), korean_type(type));
+    return out;
+  }
+};
+
+// CLI11's help in the chosen language: its headings, its options' types, and its two flags' words.
 void speak_help(CLI::App& app) {
   if (seqgrad::text::lang() != seqgrad::text::Lang::ko) return;
+  app.formatter(std::make_shared<KoreanFormatter>());  // the subcommands added later share it
   const auto f = app.get_formatter();
   for (const char* label :
        {"Usage", "OPTIONS", "SUBCOMMAND", "SUBCOMMANDS", "Positionals", "REQUIRED", "Needs", "Excludes"})

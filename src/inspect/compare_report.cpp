@@ -120,7 +120,8 @@ std::string to_text(const CompareResult& r) {
   bool second = false;
   for (const Contender& c : r.contenders) second = second || c.run.eval.seq_acc || c.run.eval.mse;
   const std::string second_name = r.info.regression ? "MSE" : text::msg("inspect.compare.seq_acc");
-  // Each column as wide as its English heading allows, wider where a heading in another language is longer.
+  // Each column as wide as its English heading allows, wider where a heading in another language is longer, with
+  // two spaces at least between headings (Korean ones, several words each, would otherwise read as one phrase).
   const std::string heads[] = {text::msg("inspect.compare.model"),
                                text::msg("inspect.compare.params"),
                                text::msg("inspect.compare.eval_loss"),
@@ -130,7 +131,7 @@ std::string to_text(const CompareResult& r) {
                                text::msg("inspect.compare.path"),
                                text::msg("inspect.compare.mflop")};
   std::size_t w[] = {12, 8, 10, 10, 10, 14, 10, 10};
-  for (std::size_t k = 0; k < std::size(w); ++k) w[k] = std::max(w[k], report::display_width(heads[k]));
+  for (std::size_t k = 0; k < std::size(w); ++k) w[k] = std::max(w[k], report::display_width(heads[k]) + (k ? 1 : 0));
   // The step time last, with its unit: the one figure that changes from run to run.
   text += fmt::format("{:<{}} {:>{}} {:>{}} {:>{}}{} {:>{}} {:>{}} {:>{}}  {}\n", heads[0], w[0], heads[1], w[1],
                       heads[2], w[2], heads[3], w[3], second ? fmt::format(" {:>{}}", heads[4], w[4]) : "", heads[5],

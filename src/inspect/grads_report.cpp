@@ -10,6 +10,10 @@
 
 namespace seqgrad::inspect {
 
+// A loss at the last position below this is near zero: the model has learned the position, and every gradient
+// into it is small for that reason.
+constexpr double kNearZeroLoss = 0.05;
+
 GradsReport run_grads(const GradsConfig& g,
                       const std::function<train::TrainObserver(const std::string&)>& observer_for) {
   GradsReport report;
@@ -19,9 +23,11 @@ GradsReport run_grads(const GradsConfig& g,
     std::shared_ptr<nn::SequenceModel> model;
     std::shared_ptr<tasks::Task> task;
     train::TrainConfig c;
+    ModelGrads m;
     if (!g.checkpoint.empty()) {
       train::Checkpoint ck = train::load_checkpoint(g.checkpoint);
       c = ck.config;
+      m.step = ck.step;
       model = std::move(ck.model);
       task = std::move(ck.task);
     } else {
@@ -35,7 +41,6 @@ GradsReport run_grads(const GradsConfig& g,
     report.task = task->info().name;
     report.len = task->info().len;
     const tasks::Batch probe = task->eval_batches(g.batch, g.batch, train::eval_seed(c.seed)).front();
-    ModelGrads m;
     m.model = c.model.kind;
     m.recurrent = c.model.recurrent();
     if (g.every > 0) {  // the profile every K steps while training: a heatmap of step by position
@@ -48,6 +53,7 @@ GradsReport run_grads(const GradsConfig& g,
       o.observer = observer_for(text::msg("inspect.grads.run", c.model.kind, task->info().name));
       o.task = task;
       model = train::run_training(c, o).model;
+      m.step = c.steps;
     } else if (!model) {
       model = train::make_run(c, task).model;
     }
@@ -67,7 +73,8 @@ nlohmann::json to_json(const GradsReport& r) {
                         {"distance", m.profile.distance},
                         {"grad_norm_x", m.profile.grad_norm_x},
                         {"decay", m.profile.decay()},
-                        {"loss", m.profile.loss}};
+                        {"loss", m.profile.loss},
+                        {"step", m.step}};
     if (!m.heat_steps.empty()) j["heatmap"] = {{"steps", m.heat_steps}, {"grad_norm_x", m.heat_rows}};
     if (m.recurrent) j["grad_norm_h"] = m.profile.grad_norm_h;
     for (const auto& ch : m.chains) {
@@ -110,6 +117,15 @@ std::string to_text(const GradsReport& r, bool colour) {
     text += fmt::format("{}\n", text::msg("inspect.grads.line", m.model, m.profile.grad_norm_x.back(),
                                           m.profile.grad_norm_x.front(), m.profile.decay()));
   }
+  // When the chart was taken, and at what loss: after training a gradient can be small everywhere because little
+  // is left to learn, which is not the fading with distance the chapter speaks of.
+  for (const ModelGrads& m : r.models) {
+    text += "  " + (m.step > 0 ? text::msg("inspect.grads.after", m.model, m.step, m.profile.loss)
+                               : text::msg("inspect.grads.before", m.model, m.profile.loss));
+    text += "\n";
+    if (m.step > 0 && m.profile.loss < kNearZeroLoss)
+      text += "  " + text::msg("inspect.grads.near_zero", m.model) + "\n";
+  }
   for (const ModelGrads& m : r.models) {
     if (m.chains.empty()) continue;
     text += fmt::format("\n{}\n{:<14}{:>7}{:>7}", text::msg("inspect.grads.chain"), "W_h", "rho", "sigma");
@@ -129,7 +145,11 @@ std::string to_text(const GradsReport& r, bool colour) {
 }
 
 report::LineChart gradient_chart(const GradsReport& report) {
-  report::LineChart chart{text::msg("inspect.grads.chart", report.task, report.len),
+  // "before training" or "after 400 steps" (the models of one report are all trained alike)
+  const long step = report.models.empty() ? 0 : report.models.front().step;
+  const std::string when =
+      step > 0 ? text::msg("inspect.grads.chart_after", step) : text::msg("inspect.grads.chart_before");
+  report::LineChart chart{text::msg("inspect.grads.chart", report.task, report.len) + when,
                           text::msg("inspect.grads.chart_x"),
                           "|dL/dx_t|",
                           true,

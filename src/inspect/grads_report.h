@@ -31,7 +31,8 @@ struct GradsConfig {
 struct ModelGrads {
   std::string model;
   bool recurrent = false;
-  GradProfile profile;                         // of the model as it is at the end
+  GradProfile profile;                         // of the model as it is at the end...
+  long step = 0;                               // ...after this many training steps (0: its initial weights)
   std::vector<long> heat_steps;                // with every > 0: the steps profiled...
   std::vector<std::vector<double>> heat_rows;  // ...and |dL/dx_t| at each
   std::vector<JacobianChain> chains;           // the vanilla RNN only
