@@ -229,3 +229,25 @@ TEST_CASE("control characters in a token (a trained text may hold any) keep the 
   CHECK(std::system(("xmllint --noout " + file + " 2>/dev/null").c_str()) == 0);
   std::remove(file.c_str());
 }
+
+TEST_CASE("a chart given a range is drawn on it: attention weights of 0.1 stay low on an axis from 0 to 1",
+          "[report]") {
+  seqgrad::report::LineChart chart{
+      "row", "key position", "weight", false, {{"head 0", {10, 11, 12}, {0.11, 0.05, 0.02}}}};
+  const std::string fitted = seqgrad::report::svg(chart);
+  chart.y_range = std::pair{0.0, 1.0};
+  const std::string fixed = seqgrad::report::svg(chart);
+  CHECK(fitted.find(">1</text>") == std::string::npos);  // fitted to the data, the axis stops near 0.11
+  CHECK(fixed.find(">1</text>") != std::string::npos);
+  CHECK(fixed.find(">0</text>") != std::string::npos);
+  // 0.11 of a plot 256 high whose bottom is at 292: y = 292 - 28.16.
+  CHECK(fixed.find("points=\"70.0,263.8 ") != std::string::npos);
+
+  seqgrad::report::Heatmap map{"map", "key", "query", "weight", {"a", "b"}, {"q"}, {{0.4, 0.5}}};
+  // The last cell (0.5, the data's top) is drawn just before the frame, in the top colour.
+  CHECK(seqgrad::report::svg(map).find("fill=\"#fde725\"/>\n<rect x=\"70\" y=\"36\"") != std::string::npos);
+  map.value_range = std::pair{0.0, 1.0};
+  const std::string ranged = seqgrad::report::svg(map);
+  CHECK(ranged.find("fill=\"#21918c\"/>\n<rect x=\"70\" y=\"36\"") != std::string::npos);  // 0.5, in the middle colour
+  CHECK(ranged.find(">1</text>") != std::string::npos);                                    // the colour bar runs to 1
+}
