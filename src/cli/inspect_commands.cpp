@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "src/cli/commands.h"
@@ -45,6 +46,17 @@ const CLI::Validator kModelList(
       return std::string();
     },
     "MODELS");
+
+// A position of the input: a whole number (one past the end, or negative, is refused once the input is known).
+const CLI::Validator kPosition(
+    [](const std::string& s) {
+      const std::size_t digits = s.starts_with('-') ? 1 : 0;
+      return s.size() > digits && s.size() <= digits + 9 &&
+                     s.find_first_not_of("0123456789", digits) == std::string::npos
+                 ? std::string()
+                 : text::msg("inspect.attention.query_number", s);
+    },
+    "POS");
 
 struct GradsArgs {
   inspect::GradsConfig config;
@@ -101,6 +113,7 @@ int run_paths(const PathsArgs& a) {
 
 struct AttentionArgs {
   std::string dir, input, out, text;
+  std::optional<int> query;  // a row to print; unset: the heatmaps, and the row where the answer is read
   bool json = false;
 };
 
@@ -119,9 +132,17 @@ int run_attention(const AttentionArgs& a) {
   }
   const inspect::AttentionMaps maps =
       inspect::attention_maps(*ck.model, *task, a.input, train::eval_seed(ck.config.seed));
+  inspect::QueryRow row;
+  try {
+    row = inspect::query_row(maps, a.query.value_or(maps.answer_row));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--query: ") + e.what());
+  }
   const std::vector<std::string> files = inspect::write_attention_svgs(maps, out_dir);
   if (a.json) {
-    std::cout << inspect::to_json(maps, files).dump(2) << "\n";
+    std::cout << inspect::to_json(maps, row, files).dump(2) << "\n";
+  } else if (a.query) {
+    fmt::print("{}", inspect::to_text(maps, row, out_dir));
   } else {
     fmt::print("{}", inspect::to_text(maps, out_dir, report::use_colour()));
   }
@@ -204,6 +225,7 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   auto* att = app.add_subcommand("attention", text::msg("inspect.help.attention"));
   att->add_option("dir", at->dir, text::msg("inspect.help.attention.dir"))->required();
   att->add_option("--input", at->input, text::msg("inspect.help.attention.input"));
+  att->add_option("--query", at->query, text::msg("inspect.help.attention.query"))->check(kPosition);
   att->add_option("--out", at->out, text::msg("inspect.help.attention.out"));
   att->add_flag("--json", at->json, text::msg("inspect.help.json"));
   att->add_option("--text", at->text, text::msg("inspect.help.attention.text"));

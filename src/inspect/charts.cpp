@@ -19,35 +19,46 @@ report::Heatmap gradient_heatmap(const std::string& model, const std::vector<lon
   return h;
 }
 
-std::vector<std::string> attention_svgs(const AttentionMaps& maps, std::size_t layer_index,
-                                        const AttentionWords& words) {
+std::vector<std::string> attention_svgs(const AttentionMaps& maps, const QueryRow& row, const AttentionWords& words) {
   std::vector<std::string> out;
-  if (layer_index >= maps.weights.size()) return out;
-  const auto& layer = maps.weights[layer_index];
-  for (std::size_t h = 0; h < layer.size(); ++h) {
-    report::Heatmap m{fmt::format(fmt::runtime(words.head), h),
+  const auto head_map = [&](std::size_t l, std::size_t h) {
+    report::Heatmap m{fmt::format(fmt::runtime(words.layer_head), l, h),
                       words.key,
                       words.query,
                       words.weight,
                       maps.tokens,
                       maps.tokens,
-                      layer[h],
+                      maps.weights[l][h],
                       false,
                       420,
-                      380};
+                      380,
+                      std::pair{0.0, 1.0}};
     out.push_back(report::svg(m));
+  };
+  if (maps.weights.empty() || maps.weights.front().empty()) return out;
+  const auto named_l = static_cast<std::size_t>(row.named.layer), named_h = static_cast<std::size_t>(row.named.head);
+  head_map(named_l, named_h);
+  const std::string token = maps.tokens.at(static_cast<std::size_t>(row.query));
+  for (std::size_t l = 0; l < row.weights.size(); ++l) {
+    report::LineChart chart{fmt::format(fmt::runtime(words.query_row), l, row.query, token),
+                            words.key,
+                            words.attention_weight,
+                            false,
+                            {},
+                            560,
+                            300,
+                            std::pair{0.0, 1.0}};
+    for (std::size_t h = 0; h < row.weights[l].size(); ++h) {
+      report::Series s{fmt::format(fmt::runtime(words.head), h), {}, {}};
+      const std::vector<double>& w = row.weights[l][h];
+      for (std::size_t k = 0; k < w.size(); ++k) s.x.push_back(static_cast<double>(k)), s.y.push_back(w[k]);
+      chart.series.push_back(s);
+    }
+    out.push_back(report::svg(chart));
   }
-  if (layer.empty()) return out;
-  const std::string last_token = maps.tokens.empty() ? "" : maps.tokens.back();
-  report::LineChart last{
-      fmt::format(fmt::runtime(words.last_query), last_token), words.key, words.attention_weight, false, {}, 560, 300};
-  for (std::size_t h = 0; h < layer.size(); ++h) {
-    report::Series s{fmt::format(fmt::runtime(words.head), h), {}, {}};
-    const std::vector<double>& row = layer[h].back();
-    for (std::size_t k = 0; k < row.size(); ++k) s.x.push_back(static_cast<double>(k)), s.y.push_back(row[k]);
-    last.series.push_back(s);
-  }
-  out.push_back(report::svg(last));
+  for (std::size_t l = 0; l < maps.weights.size(); ++l)
+    for (std::size_t h = 0; h < maps.weights[l].size(); ++h)
+      if (l != named_l || h != named_h) head_map(l, h);
   return out;
 }
 

@@ -1,6 +1,6 @@
 // The inspection charts that more than one page draws (the compare report and
 // the browser bench): the gradient over training as a heatmap, and a
-// Transformer layer's attention. Their words are parameters, so that a page
+// Transformer's attention from one query row. Their words are parameters, so that a page
 // can draw them in English or in Korean; by default, the process's language.
 #pragma once
 
@@ -26,15 +26,20 @@ report::Heatmap gradient_heatmap(const std::string& model, const std::vector<lon
                                  const std::vector<GradProfile>& profiles, const GradHeatmapWords& words = {});
 
 struct AttentionWords {
-  std::string head = std::string(text::tr("inspect.attention.head", text::lang()));  // {}: the head's index
+  std::string layer_head = std::string(text::tr("inspect.attention.layer_head", text::lang()));  // {} {}: layer, head
+  std::string head = std::string(text::tr("inspect.attention.head", text::lang()));              // {}: the head
   std::string key = text::msg("inspect.attention.key_position"), query = text::msg("inspect.attention.query_position"),
               weight = text::msg("inspect.attention.weight");
-  std::string last_query = std::string(text::tr("inspect.attention.last_query", text::lang()));  // {}: its token
+  // {} {} {}: the layer, the query row's position and its token
+  std::string query_row = std::string(text::tr("inspect.attention.query_row_chart", text::lang()));
   std::string attention_weight = text::msg("inspect.attention.attention_weight");
 };
 
-// A heatmap per head of `layer` (rows queries, columns keys), then the last
-// query's row of every head as one line chart; SVG strings.
-std::vector<std::string> attention_svgs(const AttentionMaps& maps, std::size_t layer, const AttentionWords& words = {});
+// Every layer's attention from one query row: the map of the head `row` names
+// first (rows queries, columns keys), then each layer's query row as a line
+// chart, a line per head, its weight axis from 0 to 1; then the other heads'
+// maps, layer by layer. SVG strings.
+std::vector<std::string> attention_svgs(const AttentionMaps& maps, const QueryRow& row,
+                                        const AttentionWords& words = {});
 
 }  // namespace seqgrad::inspect

@@ -287,16 +287,34 @@ std::string write_report(const CompareResult& r, const std::string& dir) {
     page.sections.push_back({text::msg("inspect.report.chain_heading"), text, {report::svg(chart)}, {}});
   }
 
-  // Attention maps
+  // Attention: every layer, from the row where the answer is read; the head that looks at the key first
   for (const Contender& c : r.contenders) {
     if (!c.attention) continue;
-    const std::string last_token = c.attention->tokens.empty() ? "" : c.attention->tokens.back();
+    const AttentionMaps& maps = *c.attention;
+    const QueryRow row = query_row(maps, maps.answer_row);
+    const std::string named = named_head(maps, row, text::lang());
+    const std::string& query_token = maps.tokens.at(static_cast<std::size_t>(row.query));
     report::Section att{text::msg("inspect.report.attention_heading", c.model),
-                        text::msg("inspect.report.attention_text", last_token),
-                        {},
+                        row.key >= 0 ? text::msg("inspect.report.attention_key", row.query, query_token, row.key,
+                                                 maps.tokens.at(static_cast<std::size_t>(row.key)), named)
+                                     : text::msg("inspect.report.attention_any", row.query, query_token, named),
+                        attention_svgs(maps, row),
                         {}};
-    att.svgs = attention_svgs(*c.attention, c.attention->weights.size() - 1);
-    page.sections.push_back(att);
+    report::Table heads{{text::msg("inspect.report.attention_layer"), text::msg("inspect.report.attention_head")},
+                        {},
+                        "attention-heads"};
+    if (row.key >= 0) heads.header.push_back(text::msg("inspect.report.attention_on_key"));
+    heads.header.push_back(text::msg("inspect.report.attention_top"));
+    heads.header.push_back(text::msg("inspect.report.attention_top_weight"));
+    for (const HeadLook& h : row.heads) {
+      std::vector<std::string> cells{std::to_string(h.layer), std::to_string(h.head)};
+      if (row.key >= 0) cells.push_back(fmt::format("{:.2f}", h.on_key));
+      cells.push_back(fmt::format("{} ('{}')", h.top, maps.tokens.at(static_cast<std::size_t>(h.top))));
+      cells.push_back(fmt::format("{:.2f}", h.top_weight));
+      heads.rows.push_back(std::move(cells));
+    }
+    att.tables.push_back(std::move(heads));
+    page.sections.push_back(std::move(att));
   }
 
   // Path lengths, beside the paper's Table 1

@@ -115,7 +115,10 @@ std::string svg(const LineChart& c) {
     y1 = std::ceil(y1);
   }
   if (y1 == y0) y1 = y0 + 1;
-  if (!c.log_y) {
+  if (c.y_range && !c.log_y) {
+    y0 = c.y_range->first;
+    y1 = c.y_range->second;
+  } else if (!c.log_y) {
     const double pad = 0.05 * (y1 - y0);
     y0 -= pad;
     y1 += pad;
@@ -197,6 +200,7 @@ std::string svg(const Heatmap& m) {
       if (std::isfinite(scaled(v))) lo = std::min(lo, scaled(v)), hi = std::max(hi, scaled(v));
   if (!std::isfinite(lo)) lo = 0, hi = 1;
   if (m.log_scale) lo = std::floor(lo), hi = std::ceil(hi);  // a log scale from one whole decade to another
+  if (m.value_range) lo = scaled(m.value_range->first), hi = scaled(m.value_range->second);
   if (hi == lo) hi = lo + 1;
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "

@@ -2,7 +2,9 @@
 // a heatmap with a colour scale. Pure output: no engine, no models.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace seqgrad::report {
@@ -17,6 +19,9 @@ struct LineChart {
   bool log_y = false;
   std::vector<Series> series;
   int width = 560, height = 340;
+  // The y axis from first to second whatever the data (attention weights: 0 to 1,
+  // so that a row of 0.1s does not fill the plot); unset: fitted to the data.
+  std::optional<std::pair<double, double>> y_range = std::nullopt;
 };
 
 struct Heatmap {
@@ -25,6 +30,8 @@ struct Heatmap {
   std::vector<std::vector<double>> values;    // values[row][col]
   bool log_scale = false;                     // colour by log10 of the value
   int width = 560, height = 340;
+  // The colour scale from first to second whatever the data; unset: its least to its largest value.
+  std::optional<std::pair<double, double>> value_range = std::nullopt;
 };
 
 // The fonts of text in Korean, Hangul fonts first and the generic one last (as

@@ -210,10 +210,24 @@ json train_model(const json& r, const Post& post) {
   out["examples"] = examples;
   if (!model.config().recurrent()) {
     const inspect::AttentionMaps maps = inspect::attention_maps(model, *result.task, "", train::eval_seed(seed));
-    inspect::AttentionWords w{tr("web.attention.head", lang),       tr("web.attention.key", lang),
-                              tr("web.attention.query", lang),      tr("web.attention.weight", lang),
-                              tr("web.attention.last_query", lang), tr("web.attention.weight", lang)};
-    out["attention"] = inspect::attention_svgs(maps, maps.weights.size() - 1, w);
+    const inspect::QueryRow row = inspect::query_row(maps, maps.answer_row);
+    out["attention"] = inspect::attention_svgs(maps, row);  // in the request's language, as text::lang() is
+    // The sentence that names the head, in both languages: the page says it again when the language changes.
+    const std::string& query_token = maps.tokens.at(static_cast<std::size_t>(row.query));
+    for (const text::Lang l : {text::Lang::en, text::Lang::ko}) {
+      const std::string named = inspect::named_head(maps, row, l);
+      out["attention_note"][std::string(text::to_string(l))] =
+          row.key >= 0 ? text::trf("web.attention.note_key", l, row.query, query_token, row.key,
+                                   maps.tokens.at(static_cast<std::size_t>(row.key)), named)
+                       : text::trf("web.attention.note_any", l, row.query, query_token, named);
+    }
+    out["attention_named"] = {{"layer", row.named.layer},
+                              {"head", row.named.head},
+                              {"query", row.query},
+                              {"key", row.key >= 0 ? json(row.key) : json(nullptr)},
+                              {"on_key", row.named.on_key},
+                              {"top", row.named.top},
+                              {"top_weight", row.named.top_weight}};
   }
   const inspect::PathReport p = inspect::measure_paths(model, result.task->info().seq_len);
   out["paths"] = {

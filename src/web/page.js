@@ -229,7 +229,7 @@
     state.trained = null;
     state.lastProgress = null;
     state.progressLog = [];
-    ['train-result', 'attention', 'trained-paths'].forEach(function (id) {
+    ['train-result', 'attention', 'attention-note', 'trained-paths'].forEach(function (id) {
       $(id).innerHTML = '';
     });
     text($('train-progress'), '');
@@ -252,6 +252,8 @@
       if (r.attention) setCharts($('attention'), r.attention);
     }
     if (!r.attention) text($('attention'), t('attention.none'));
+    // The head that looks at the key, named in the page's language (the charts keep the run's).
+    text($('attention-note'), r.attention_note ? r.attention_note[lang] : '');
     var out = $('train-result');
     out.innerHTML = '';
     out.appendChild(make('h3', '', t('eval.heading')));

@@ -1,4 +1,5 @@
 // The CLI as a student meets it: real invocations, exit codes and messages.
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include "seqgrad_catch.hpp"
 
@@ -344,6 +345,55 @@ TEST_CASE("seqgrad attention draws every head of a trained Transformer", "[cli][
   CHECK(j["weights"].size() == 2);     // layers
   CHECK(j["weights"][0].size() == 2);  // heads
   CHECK(j["files"].size() == 4);
+  // The row where the answer is read ('?' at 5), from the key at 0: every head of every layer, the head named
+  // the one whose weight on the key is the largest in the JSON's own figures.
+  const auto& query = j["query"];
+  CHECK(j["answer_row"] == 5);
+  CHECK(query["position"] == 5);
+  CHECK(query["key"] == 0);
+  REQUIRE(query["weights"].size() == 2);
+  double most = -1;
+  int layer = -1, head = -1;
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 2; ++h) {
+      CHECK(query["weights"][l][h] == j["weights"][l][h][5]);
+      const double w = query["weights"][l][h][0];
+      if (w > most) most = w, layer = l, head = h;
+    }
+  CHECK(query["named"]["layer"] == layer);
+  CHECK(query["named"]["head"] == head);
+  CHECK(query["named"]["on_key"] == most);
+  const std::string named =
+      fmt::format("the head that looks at the key most: layer {}, head {}: {:.2f} on the key\n", layer, head, most);
+  const auto text = run_seqgrad("attention " + dir + " --input 'C a b c d ?' --query 5");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("query row 5 ('?'), where the answer is read; the key is at position 0 ('C')\n") == 0);
+  CHECK(text.out.find("position token   0/0   0/1   1/0   1/1\n") != std::string::npos);
+  CHECK(text.out.find(fmt::format("       0 C     {:>5.2f} ", query["weights"][0][0][0].get<double>())) !=
+        std::string::npos);
+  CHECK(text.out.find(named) != std::string::npos);
+  for (int l = 0; l < 2; ++l)
+    for (int h = 0; h < 2; ++h) {
+      const std::vector<double> row = query["weights"][l][h];
+      const auto top = std::max_element(row.begin(), row.end());
+      const auto at = top - row.begin();
+      CHECK(text.out.find(fmt::format("  layer {}, head {}: position {} ('{}'), {:.2f}\n", l, h, at,
+                                      j["tokens"][at].get<std::string>(), *top)) != std::string::npos);
+    }
+  CHECK(text.out.find("(rows: queries, columns: keys)") == std::string::npos);  // one row, not the maps
+  // Without --query: the maps, then the answer row and the head named, as above.
+  const auto maps = run_seqgrad("attention " + dir + " --input 'C a b c d ?'");
+  CHECK(maps.out.find("query row 5 ('?'), where the answer is read; the key is at position 0 ('C')\n" + named +
+                      "each head's weight on every position of this row: --query 5\n") != std::string::npos);
+  // A row with no key: the head with the most weight on any one position.
+  const auto two = run_seqgrad("attention " + dir + " --input 'C a b c d ?' --query 2 --json");
+  const nlohmann::json row2 = nlohmann::json::parse(two.out)["query"];
+  CHECK(row2["key"].is_null());
+  double top2 = -1;
+  for (const auto& look : row2["heads"]) top2 = std::max(top2, look["top_weight"].get<double>());
+  CHECK(row2["named"]["top_weight"] == top2);
+  CHECK(run_seqgrad("attention " + dir + " --input 'C a b c d ?' --query 2")
+            .out.find("the head that looks most at any one position: layer ") != std::string::npos);
   const auto bad = run_seqgrad("attention " + dir + " --input 'C z ?'");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("'z' is not a token of the recall task") != std::string::npos);

@@ -1,4 +1,5 @@
 // Looking inside: gradient profiles, path lengths, attention maps and the report.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -119,8 +120,28 @@ TEST_CASE("compare writes a report whose figures are the JSON's, with SVGs that 
   const nlohmann::json data = nlohmann::json::parse(slurp(dir + "/data.json"));
   CHECK(page.find("<script") == std::string::npos);                        // self-contained, nothing to run
   CHECK(page.find("http://") == page.find("http://www.w3.org/2000/svg"));  // the only address is the SVG namespace
-  // The last query's row of the attention maps, drawn again as a chart of its own.
-  CHECK(page.find("): its weight on each key") != std::string::npos);
+  // Attention: every layer from the row where the answer is read ('?' at 6), the head that
+  // looks most at the key (position 0) named, its map drawn first, a table row per head.
+  const inspect::AttentionMaps& maps = *r.contenders[1].attention;
+  REQUIRE(maps.weights.size() == 2);
+  const inspect::QueryRow row = inspect::query_row(maps, maps.answer_row);
+  CHECK(row.query == 6);
+  CHECK(row.key == 0);
+  CHECK(page.find("last layer") == std::string::npos);
+  const std::size_t section = page.find("<h2>Attention maps (transformer, every layer)</h2>");
+  REQUIRE(section != std::string::npos);
+  CHECK(page.find("from the key at position 0 ('" + maps.tokens[0] +
+                      "'). The head that looks there most: " + inspect::named_head(maps, row, text::Lang::en) + ".",
+                  section) != std::string::npos);
+  for (std::size_t l = 0; l < maps.weights.size(); ++l)
+    CHECK(page.find(fmt::format("layer {}: query row 6 ('?'), each head's weight on every key", l), section) !=
+          std::string::npos);
+  const std::size_t first_title = page.find("font-weight=\"bold\">", section);
+  const std::string named_title = fmt::format("layer {}, head {}<", row.named.layer, row.named.head);
+  CHECK(page.substr(first_title + 19, named_title.size()) == named_title);
+  for (const inspect::HeadLook& h : row.heads)
+    CHECK(page.find(fmt::format("<tr><td>{}</td><td>{}</td><td>{:.2f}</td>", h.layer, h.head, h.on_key), section) !=
+          std::string::npos);
   // Every row of the summary table carries the JSON's figures.
   for (const auto& m : data["models"]) {
     const std::string row = "<td>" + m["model"].get<std::string>() + "</td><td>" +
@@ -157,7 +178,7 @@ TEST_CASE("compare writes a report whose figures are the JSON's, with SVGs that 
     ++checked;
     at = end;
   }
-  CHECK(checked >= 7);  // loss, accuracy, 2 gradient charts, 2 heatmaps, the chain, attention heads
+  CHECK(checked >= 7);  // loss, accuracy, 2 gradient charts, 2 heatmaps, the chain, attention heads and rows
   if (!have_xmllint) WARN("xmllint is missing: the SVGs were not parsed (apt-get install libxml2-utils)");
 }
 
@@ -228,4 +249,132 @@ TEST_CASE("control characters in a token (a trained text may hold any) keep the 
   std::ofstream(file, std::ios::trunc) << seqgrad::report::svg(map);
   CHECK(std::system(("xmllint --noout " + file + " 2>/dev/null").c_str()) == 0);
   std::remove(file.c_str());
+}
+
+namespace {
+// Recall at len 4, "C a b c ?", answered at 4 from the key at 0; `layers` x `heads`
+// heads whose every row is uniform over the positions up to it (the causal mask's shape).
+inspect::AttentionMaps recall_maps(int layers, int heads) {
+  inspect::AttentionMaps maps;
+  maps.tokens = {"C", "a", "b", "c", "?"};
+  maps.answer_row = 4;
+  maps.distance = {-1, -1, -1, -1, 4};
+  std::vector<std::vector<double>> uniform(5, std::vector<double>(5, 0.0));
+  for (int q = 0; q < 5; ++q)
+    for (int k = 0; k <= q; ++k) uniform[q][k] = 1.0 / (q + 1);
+  maps.weights.assign(layers, std::vector<std::vector<std::vector<double>>>(heads, uniform));
+  return maps;
+}
+}  // namespace
+
+TEST_CASE("the query row names the head that puts the most weight on the key, in whichever layer",
+          "[inspect][attention]") {
+  inspect::AttentionMaps maps = recall_maps(2, 3);
+  maps.weights[0][0][4] = {0.02, 0.01, 0.01, 0.01, 0.95};  // the largest weight of all, but on the query itself
+  maps.weights[0][1][4] = {0.2, 0.3, 0.1, 0.1, 0.3};       // two tops of 0.3: the first, position 1
+  maps.weights[0][2][4] = {0.9, 0.025, 0.025, 0.025, 0.025};
+  maps.weights[1][0][4] = {0.05, 0.8, 0.05, 0.05, 0.05};
+  maps.weights[1][1][4] = {0.11, 0.3, 0.29, 0.2, 0.1};
+  CHECK(maps.key_of(4) == 0);
+  CHECK(maps.key_of(2) == -1);
+  inspect::QueryRow row = inspect::query_row(maps, 4);
+  CHECK(row.key == 0);
+  REQUIRE(row.heads.size() == 6);
+  REQUIRE(row.weights.size() == 2);  // every layer
+  CHECK(row.weights[1][0] == maps.weights[1][0][4]);
+  CHECK(row.named.layer == 0);
+  CHECK(row.named.head == 2);
+  CHECK(row.named.on_key == 0.9);
+  CHECK(row.heads[0].top == 4);
+  CHECK(row.heads[1].top == 1);
+  CHECK(row.heads[3].top == 1);
+  CHECK(row.heads[3].top_weight == 0.8);
+  CHECK(row.heads[4].on_key == 0.11);
+  CHECK(inspect::named_head(maps, row, text::Lang::en) == "layer 0, head 2: 0.90 on the key");
+  CHECK(inspect::named_head(maps, row, text::Lang::ko) == "층 0, 헤드 2: 키에 0.90");
+  CHECK(inspect::row_line(maps, row, text::Lang::en) ==
+        "query row 4 ('?'), where the answer is read; the key is at position 0 ('C')");
+
+  // The lookup in the last layer instead: that head is named, not the first layer's.
+  maps.weights[1][1][4] = {0.95, 0.05, 0, 0, 0};
+  row = inspect::query_row(maps, 4);
+  CHECK(row.named.layer == 1);
+  CHECK(row.named.head == 1);
+  CHECK(row.named.on_key == 0.95);
+
+  // A row whose answer needs no one token: the head with the largest weight on any one position.
+  maps.weights[1][0][2] = {0.1, 0.7, 0.2, 0, 0};
+  row = inspect::query_row(maps, 2);
+  CHECK(row.key == -1);
+  CHECK(row.named.layer == 1);
+  CHECK(row.named.head == 0);
+  CHECK(inspect::named_head(maps, row, text::Lang::en) == "layer 1, head 0: 0.70 on position 1 ('a')");
+  CHECK(inspect::named_head(maps, row, text::Lang::ko) == "층 1, 헤드 0: 위치 1('a')에 0.70");
+  CHECK(inspect::most_line(maps, row, text::Lang::en) ==
+        "the head that looks most at any one position: layer 1, head 0: 0.70 on position 1 ('a')");
+
+  // A tie on the key: the first head, the lowest layer.
+  inspect::AttentionMaps tie = recall_maps(2, 2);
+  CHECK(inspect::query_row(tie, 4).named.layer == 0);
+  CHECK(inspect::query_row(tie, 4).named.head == 0);
+
+  CHECK_THROWS_WITH(inspect::query_row(maps, 5), "position 5 is not in the input: its positions are 0 to 4");
+  CHECK_THROWS_WITH(inspect::query_row(maps, -1), "position -1 is not in the input: its positions are 0 to 4");
+}
+
+TEST_CASE("attention on recall: the answer is read at '?', from the key at 0, and the head named weighs it most",
+          "[inspect][attention]") {
+  const auto task = tasks::make_task({"recall", 8, "", ""});
+  const auto model = fresh("transformer", *task);
+  const inspect::AttentionMaps maps = inspect::attention_maps(*model, *task, "", 5);
+  REQUIRE(maps.weights.size() == 2);
+  CHECK(maps.answer_row == 8);
+  CHECK(maps.tokens[8] == "?");
+  CHECK(maps.key_of(8) == 0);
+  CHECK(maps.tokens[0].size() == 1);
+  CHECK(maps.tokens[0][0] >= 'A');  // the key: one of A..H
+  CHECK(maps.tokens[0][0] <= 'H');
+  const inspect::QueryRow row = inspect::query_row(maps, maps.answer_row);
+  double most = -1;
+  std::size_t layer = 0, head = 0;
+  for (std::size_t l = 0; l < maps.weights.size(); ++l)
+    for (std::size_t h = 0; h < maps.weights[l].size(); ++h) {
+      const double w = maps.weights[l][h][8][0];
+      if (w > most) most = w, layer = l, head = h;
+      const auto& r = maps.weights[l][h][8];
+      CHECK(row.heads[l * maps.weights[l].size() + h].top_weight == *std::max_element(r.begin(), r.end()));
+    }
+  CHECK(row.named.layer == static_cast<int>(layer));
+  CHECK(row.named.head == static_cast<int>(head));
+  CHECK(row.named.on_key == most);
+
+  // A typed input as long as the task's sequences has the same answer row and key; a shorter one no key.
+  const inspect::AttentionMaps typed = inspect::attention_maps(*model, *task, "C a b c d e f g ?", 5);
+  CHECK(typed.answer_row == 8);
+  CHECK(typed.key_of(8) == 0);
+  const inspect::AttentionMaps short_input = inspect::attention_maps(*model, *task, "C a ?", 5);
+  CHECK(short_input.answer_row == 2);
+  CHECK(short_input.key_of(2) == -1);
+}
+
+TEST_CASE("a chart given a range is drawn on it: attention weights of 0.1 stay low on an axis from 0 to 1",
+          "[report]") {
+  seqgrad::report::LineChart chart{
+      "row", "key position", "weight", false, {{"head 0", {10, 11, 12}, {0.11, 0.05, 0.02}}}};
+  const std::string fitted = seqgrad::report::svg(chart);
+  chart.y_range = std::pair{0.0, 1.0};
+  const std::string fixed = seqgrad::report::svg(chart);
+  CHECK(fitted.find(">1</text>") == std::string::npos);  // fitted to the data, the axis stops near 0.11
+  CHECK(fixed.find(">1</text>") != std::string::npos);
+  CHECK(fixed.find(">0</text>") != std::string::npos);
+  // 0.11 of a plot 256 high whose bottom is at 292: y = 292 - 28.16.
+  CHECK(fixed.find("points=\"70.0,263.8 ") != std::string::npos);
+
+  seqgrad::report::Heatmap map{"map", "key", "query", "weight", {"a", "b"}, {"q"}, {{0.4, 0.5}}};
+  // The last cell (0.5, the data's top) is drawn just before the frame, in the top colour.
+  CHECK(seqgrad::report::svg(map).find("fill=\"#fde725\"/>\n<rect x=\"70\" y=\"36\"") != std::string::npos);
+  map.value_range = std::pair{0.0, 1.0};
+  const std::string ranged = seqgrad::report::svg(map);
+  CHECK(ranged.find("fill=\"#21918c\"/>\n<rect x=\"70\" y=\"36\"") != std::string::npos);  // 0.5, in the middle colour
+  CHECK(ranged.find(">1</text>") != std::string::npos);                                    // the colour bar runs to 1
 }

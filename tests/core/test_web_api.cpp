@@ -1,9 +1,11 @@
 // The browser bench's entry point (src/web/api.cpp), natively: what the page
 // sends and what it gets back, against the same work done directly.
+#include <fmt/format.h>
 #include <seqgrad_catch.hpp>
 
 #include <set>
 
+#include "src/inspect/attention.h"
 #include "src/inspect/paths.h"
 #include "src/labs/lab.h"
 #include "src/nn/choices.h"
@@ -78,9 +80,28 @@ TEST_CASE("web: train is `seqgrad train` with progress posted on the way") {
   CHECK(grads.back()["charts"].size() == 2);
   CHECK(count(grads.back()["charts"][0].get<std::string>(), "학습 전") == 1);  // the before-training line's name
 
-  // Four heads of the last layer and the last query's row; the path lengths of this model at T = 9.
-  REQUIRE(r["attention"].size() == 5);
+  // Every layer from the row where the answer is read: the named head's map, each layer's query row,
+  // the other heads' maps; the head named is the one the same maps, read directly, name.
+  const auto maps = seqgrad::inspect::attention_maps(*direct.model, *direct.task, "", seqgrad::train::eval_seed(3));
+  const auto row = seqgrad::inspect::query_row(maps, maps.answer_row);
+  REQUIRE(maps.weights.size() == 2);
+  REQUIRE(r["attention"].size() == 2 + 2 * maps.weights[0].size());
   for (const json& svg : r["attention"]) CHECK(svg.get<std::string>().rfind("<svg", 0) == 0);
+  CHECK(count(r["attention"][0].get<std::string>(), fmt::format("층 {}, 헤드 {}<", row.named.layer, row.named.head)) ==
+        1);
+  CHECK(count(r["attention"][1].get<std::string>(), "층 0: 쿼리 행 8('?')") == 1);
+  CHECK(count(r["attention"][2].get<std::string>(), "층 1: 쿼리 행 8('?')") == 1);
+  CHECK(r["attention_named"]["layer"] == row.named.layer);
+  CHECK(r["attention_named"]["head"] == row.named.head);
+  CHECK(r["attention_named"]["key"] == 0);
+  CHECK(r["attention_named"]["on_key"] == row.named.on_key);
+  const std::string en = r["attention_note"]["en"], ko = r["attention_note"]["ko"];
+  CHECK(en.find("The answer is read at position 8 ('?'), from the key at position 0 ('" + maps.tokens[0] +
+                "'). The head that looks there most: " +
+                fmt::format("layer {}, head {}: {:.2f} on the key.", row.named.layer, row.named.head,
+                            row.named.on_key)) == 0);
+  CHECK(ko.find(fmt::format("층 {}, 헤드 {}: 키에 {:.2f}.", row.named.layer, row.named.head, row.named.on_key)) !=
+        std::string::npos);
   const auto paths = seqgrad::inspect::measure_paths(*direct.model, 9);
   CHECK(r["paths"]["len"] == 9);
   CHECK(r["paths"]["from_first"] == paths.max_path());

@@ -116,8 +116,13 @@ def main():
             fail(f"held-out accuracy {acc} is below 90%")
         if "%" not in driver.find_element("id", "eval-table").text:
             fail("the evaluation table shows no accuracy")
-        if len(driver.find_elements("css selector", "#attention svg")) != 5:
-            fail("the attention section does not show 4 heads and the last query's row")
+        if len(driver.find_elements("css selector", "#attention svg")) != 10:
+            fail("the attention section does not show the 8 heads of the 2 layers and each layer's query row")
+        note = driver.find_element("id", "attention-note").text
+        print(f"attention: {note}")
+        named = trained["attention_named"]
+        if f"layer {named['layer']}, head {named['head']}: {named['on_key']:.2f} on the key" not in note:
+            fail(f"the attention section does not name the head that looks at the key: '{note}'")
         if len(driver.find_elements("css selector", "#grads-charts svg")) != 2:
             fail("the gradient section does not show its two charts")
 
