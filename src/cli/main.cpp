@@ -18,6 +18,7 @@
 #include "src/bench/workloads.h"
 #include "src/cli/commands.h"
 #include "src/io/memory.h"
+#include "src/report/terminal.h"
 #include "src/runtime/runtime.h"
 #include "src/text/catalogue.h"
 
@@ -67,6 +68,7 @@ std::string korean_type(const std::string& type) {
     }
   if (type == "FLOAT:X > 0") return msg("cli.type.positive");
   if (type == "UINT:SEED") return msg("cli.type.seed");
+  if (type == "INT:POS") return msg("cli.type.position");
   if (type == "TEXT:MODELS") return msg("cli.type.models");
   if (type.rfind("TEXT:", 0) == 0) return type.substr(5);  // the choices speak for themselves: {rnn,lstm}, en|ko
   for (const auto& [name, word] : {std::pair{"TEXT", "cli.type.text"},
@@ -87,6 +89,21 @@ class KoreanFormatter : public CLI::Formatter {
     if (const auto at = out.find(" " + type); !type.empty() && at != std::string::npos)
       out.replace(at + 1, type.size(), korean_type(type));
     return out;
+  }
+  // CLI11 pads the left column by bytes; a Korean type tag has three bytes a character and two columns on the screen.
+  std::string make_option(const CLI::Option* opt, bool is_positional) const override {
+    const std::string name = "  " + make_option_name(opt, is_positional) + make_option_opts(opt);
+    const std::string description = make_option_desc(opt);
+    const std::size_t width = seqgrad::report::display_width(name), column = get_column_width();
+    std::string out = name;
+    if (!description.empty()) {
+      out += width >= column ? "\n" + std::string(column, ' ') : std::string(column - width, ' ');
+      for (const char c : description) {
+        out += c;
+        if (c == '\n') out += std::string(column, ' ');
+      }
+    }
+    return out + "\n";
   }
 };
 

@@ -135,7 +135,7 @@ struct Lab {
   std::string name;
   // In English, from the catalogue (lab.NAME.source, lab.NAME.claim; source_text and claim_text give either language).
   std::string source;  // where the claim comes from: "chapter 17, self-check 2", "paper analysis: sqrt(d_k)"
-  std::string claim;   // empty here: claim_text() writes it from the run's budget
+  std::string claim;   // with the lab's own budget; claim_text() writes it for another
   std::function<LabResult()> experiment;  // reads the trial through trial_seeds() and trial_steps() (registry.h)
   std::optional<Question> question = std::nullopt;  // the labs that answer a self-check question
   bool draws = false;                               // its result carries pictures

@@ -174,6 +174,7 @@ const std::vector<Lab>& all_labs() {
       if (rank(lab) == static_cast<long>(order.size())) throw std::logic_error("lab " + lab.name + " has no place");
       lab.seconds = order[static_cast<std::size_t>(rank(lab))].seconds;
     }
+    for (Lab& lab : l) lab.claim = claim_text(lab, text::Lang::en);  // with its own budget, now that it is set
     for (const Lab& lab : l) {
       // Every lab has a "try this" line, and one that asks a question its wording, in the catalogue.
       const std::string id = "lab." + lab.name;

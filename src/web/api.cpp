@@ -75,12 +75,11 @@ json hello() {
   }
   json lab_list = json::array();
   for (const labs::Lab& lab : labs::all_labs()) {
-    const std::string id = "lab." + lab.name + ".claim";
     const std::string source = "lab." + lab.name + ".source";
     lab_list.push_back(
         {{"name", lab.name},
          {"source", {{"en", text::tr(source, text::Lang::en)}, {"ko", text::tr(source, text::Lang::ko)}}},
-         {"claim", {{"en", text::tr(id, text::Lang::en)}, {"ko", text::tr(id, text::Lang::ko)}}}});
+         {"claim", {{"en", labs::claim_text(lab, text::Lang::en)}, {"ko", labs::claim_text(lab, text::Lang::ko)}}}});
   }
   return {{"version", SEQGRAD_VERSION},
           {"models", nn::choices::kinds},
@@ -358,7 +357,7 @@ json lab(const json& r) {
       {"type", "lab"},
       {"name", result.name},
       {"source", l.source},
-      {"claim", text::tr("lab." + l.name + ".claim", lang)},
+      {"claim", labs::claim_text(l, lang)},
       {"figures", result.figures},
       {"lines", {{"en", result.lines_in(text::Lang::en)}, {"ko", result.lines_in(text::Lang::ko)}}},
       {"holds", result.holds},
