@@ -1,5 +1,6 @@
 // seqgrad exercise: --list, start, check, check-all.
 #include <fmt/core.h>
+#include <unistd.h>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -54,7 +55,9 @@ int run_start(const std::string& name, const std::string& dir, bool force, Lang 
 int run_check(const std::string& name, const std::string& file, const std::string& dir, bool json, double timeout,
               Lang lang) {
   const ex::Exercise& e = ex::find(name);
-  const ex::CheckReport r = ex::check(e, file.empty() ? default_file(dir, name) : file, {lang, timeout, show_progress});
+  ex::CheckReport r = ex::check(e, file.empty() ? default_file(dir, name) : file, {lang, timeout, show_progress});
+  // The notes went to standard error as they came; the report repeats them unless both are the same screen.
+  r.notes_shown = r.notes_shown && ::isatty(1) && ::isatty(2);
   if (json)
     std::cout << ex::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else

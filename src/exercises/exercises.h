@@ -77,11 +77,12 @@ struct CheckReport {
   std::string exercise, file;
   Outcome outcome = Outcome::failed;
   std::vector<CheckLine> checks;
-  std::string output;  // the compiler's or the linker's messages, or what the student's code printed
-  std::string crash;   // how it ended, for crashed ("Segmentation fault", "Aborted", ...)
-  std::string during;  // the check running when it crashed or timed out
-  double seconds = 0;  // from the command to the verdict, compiling included
-  double limit = 0;    // the time limit the checks ran under
+  std::string output;        // the compiler's or the linker's messages, or what the student's code printed
+  std::string crash;         // how it ended, for crashed ("Segmentation fault", "Aborted", ...)
+  std::string during;        // the check running when it crashed or timed out
+  double seconds = 0;        // from the command to the verdict, compiling included
+  double limit = 0;          // the time limit the checks ran under
+  bool notes_shown = false;  // the notes went out as they came (progress): the report does not repeat them
 };
 
 // Thrown by check() when seqgrad gets SIGINT or SIGTERM while a child runs

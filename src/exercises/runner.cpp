@@ -657,6 +657,7 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
       // The long part is announced when it starts (its first note), not before checks that may fail first.
       if (shown == 0) options.progress(std::string(text::tr(r.exercise + ".takes_a_while", options.lang)));
       ++shown;
+      r.notes_shown = true;
       nlohmann::json ev = nlohmann::json::parse(line, nullptr, false);
       if (ev.is_object() && ev.contains("text") && ev["text"].is_string())
         options.progress(text::one_line(ev["text"].get<std::string>()).substr(0, 300));
@@ -836,7 +837,8 @@ std::string report_text(const CheckReport& r, const Exercise& e, text::Lang lang
     s += fmt::format("  {:<5} {}", mark, c.title);
     if (c.status == Status::skipped) s += "  " + std::string(tr("exercise.skipped", lang));
     s += "\n";
-    for (const std::string& note : c.notes) s += "        " + note + "\n";
+    if (!r.notes_shown)
+      for (const std::string& note : c.notes) s += "        " + note + "\n";
     if (!c.detail.empty()) s += "        " + c.detail + "\n";
     if (!c.hint.empty()) s += "        " + std::string(tr("exercise.hint", lang)) + ": " + c.hint + "\n";
   }

@@ -650,7 +650,7 @@ TEST_CASE("seqgrad lab --answer and --predict grade a self-check against the lab
   // b alone answers "whose components" as "which other word's": right, and told that a's own are there too.
   const auto other = run_seqgrad("lab attention-by-hand --answer \"0.41,0.38,0.20 b\"");
   CHECK(other.exit_code == 0);
-  CHECK(other.out.find("And right, read as the other words: besides a itself") != std::string::npos);
+  CHECK(other.out.find("And right, read as the vectors other than a: besides a itself") != std::string::npos);
   const auto half = run_seqgrad("lab attention-by-hand --answer \"0.41,0.38,0.20 c\"");
   CHECK(half.exit_code == 1);
   CHECK(half.out.find("right: the weights of the chapter's formula") != std::string::npos);

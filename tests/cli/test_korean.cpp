@@ -204,7 +204,12 @@ Glossary read_glossary() {
 
 // The places in `text` where a replaced word stands (outside the glossary's own words: 체크포인트 is not 체크).
 std::vector<std::string> replaced_words(std::string text, const Glossary& g) {
+  // A glossary word is masked only where it holds a word it replaces (체크포인트 holds 체크): masking every glossary
+  // word would hide the compounds the glossary replaces (기울기 자르기 holds 기울기).
   for (const std::string& w : g.words) {
+    if (std::none_of(g.replaced.begin(), g.replaced.end(),
+                     [&](const std::string& r) { return r != w && w.find(r) != std::string::npos; }))
+      continue;
     std::string out;
     std::size_t from = 0;
     for (std::size_t at = text.find(w); at != std::string::npos; at = text.find(w, from)) {
@@ -231,6 +236,7 @@ TEST_CASE("korean: the glossary: the catalogue's Korean and the Korean guides us
   CHECK(std::find(g.replaced.begin(), g.replaced.end(), "너비") != g.replaced.end());
   CHECK(replaced_words("체크포인트를 읽습니다", g).empty());
   CHECK(replaced_words("너비 64", g) == std::vector<std::string>{"너비"});
+  CHECK(!replaced_words("전역 노름으로 기울기 자르기", g).empty());  // a compound of a glossary word
   int found = 0;
   for (const seqgrad::text::Entry& e : seqgrad::text::entries()) {
     const auto words = replaced_words(std::string(e.ko), g);

@@ -267,7 +267,7 @@ TEST_CASE("a self-check answer is graded against the lab's own figures", "[labs]
   // "Whose components" read as "which other word's": b alone, a's own left out, is right and told so.
   const labs::Grade b_alone = grade(hand, r, "1,0.9,0 b");
   CHECK(b_alone.right);
-  CHECK(b_alone.message.find("besides a itself (weight 0.4") != std::string::npos);
+  CHECK(b_alone.message.find("read as the vectors other than a: besides a itself (weight 0.4") != std::string::npos);
   CHECK_FALSE(grade(hand, r, "1,0.9,0 c").right);
   CHECK_FALSE(grade(hand, r, "0.41,0.38,0.20 a,b,c").right);
   CHECK_FALSE(grade(hand, r, "0.5,0.3,0.2 a,b").right);  // the first half wrong, the second right: not right

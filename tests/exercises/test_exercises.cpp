@@ -407,6 +407,21 @@ TEST_CASE("the catalogue has every message in both languages, with the same fiel
     CHECK(!e.ko.empty());
     auto fields = [](std::string_view s) { return std::count(s.begin(), s.end(), '{'); };
     CHECK(fields(e.en) == fields(e.ko));
+    // fmt refuses a message that numbers some fields ({1}) and not others ({}, {:.2f}): it would throw when shown.
+    for (const std::string_view text : {e.en, e.ko}) {
+      INFO(text);
+      bool numbered = false, automatic = false;
+      for (std::size_t at = text.find('{'); at != std::string_view::npos; at = text.find('{', at + 1)) {
+        if (at + 1 < text.size() && text[at + 1] == '{') {  // "{{": a brace, not a field
+          ++at;
+          continue;
+        }
+        const char next = at + 1 < text.size() ? text[at + 1] : '}';
+        numbered = numbered || std::isdigit(static_cast<unsigned char>(next));
+        automatic = automatic || next == '}' || next == ':';
+      }
+      CHECK_FALSE((numbered && automatic));
+    }
   }
   for (const std::string& name : exercise_names()) {
     INFO(name);
