@@ -12,7 +12,7 @@ JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || sysctl -n hw.ncpu 2>/de
 ARCH ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo x86-64-v3)
 CTEST_FLAGS := --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build run test test-release test-core test-asan test-fuzz test-ports test-export web test-web microbench format format-check clean screenshot docs
+.PHONY: lab-figures all deps build run test test-release test-core test-asan test-fuzz test-ports test-export web test-web microbench format format-check clean screenshot docs
 
 all: build
 
@@ -203,6 +203,16 @@ format-check: deps
 
 clean:
 	rm -rf $(BUILD) $(BUILD_CORE) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_CLANG) $(BUILD_ARM) $(BUILD_WEB) build-bench
+
+# Every lab's figures, as a run of it measured them, for the test that feeds each lab's judge its own figures and
+# then figures that contradict its claim (tests/data/lab_figures; about 5 minutes; on a quiet machine: the timed
+# labs' figures say whether a core was free). Run it again when a lab's figures change shape.
+lab-figures: build
+	@mkdir -p tests/data/lab_figures
+	@for lab in $$(./$(BUILD)/seqgrad lab --list --json | python3 -c "import json, sys; print(' '.join(l['name'] for l in json.load(sys.stdin)))"); do \
+	  ./$(BUILD)/seqgrad lab $$lab --json --reveal | \
+	    python3 -c "import json, sys; j = json.load(sys.stdin); json.dump(j['figures'], open('tests/data/lab_figures/$$lab.json', 'w'), indent=1); print('$$lab', j['verdict'])" || exit 1; \
+	done
 
 # Run every command shown in the guides and write what it prints into them
 # (the test "docs: the guides show ..." fails until this is done after a change),

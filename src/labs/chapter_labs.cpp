@@ -47,7 +47,6 @@ LabResult shared_weights() {
       {"gru", "gru", PE::none},
       {"transformer (sinusoidal)", "transformer", PE::sinusoidal, "labs.shared-weights.sinusoidal"},
       {"transformer (learned)", "transformer", PE::learned, "labs.shared-weights.learned"}};
-  double recurrent_change = 0, sinusoidal_change = 0, learned_off = 0;  // parameters that change with T; off the table
   for (const Row& row : rows) {
     std::vector<double> counts;
     for (int len : lens)
@@ -59,23 +58,27 @@ LabResult shared_weights() {
       return text::trf("labs.shared-weights.row", lang,
                        row.label_id ? std::string(text::tr(row.label_id, lang)) : row.label, line);
     });
-    const double change =
-        *std::max_element(counts.begin(), counts.end()) - *std::min_element(counts.begin(), counts.end());
-    if (row.pos == PE::learned) {
-      // One vector of width d_model per position the table can hold.
-      for (std::size_t i = 1; i < lens.size(); ++i)
-        learned_off = std::max(learned_off, std::abs(counts[i] - counts[0] - 64.0 * (lens[i] - lens[0])));
-    } else if (row.kind == "transformer") {
-      sinusoidal_change = change;
-    } else {
-      recurrent_change = std::max(recurrent_change, change);
-    }
   }
   r.line("labs.shared-weights.note");
+  return r;
+}
+
+void judge_shared_weights(LabResult& r) {
+  double recurrent_change = 0, sinusoidal_change = 0, learned_off = 0;  // parameters that change with T; off the table
+  const auto change = [&](const char* label) {
+    const auto counts = numbers(r.figures[label]["parameters"]);
+    return *std::max_element(counts.begin(), counts.end()) - *std::min_element(counts.begin(), counts.end());
+  };
+  for (const char* label : {"rnn", "lstm", "gru"}) recurrent_change = std::max(recurrent_change, change(label));
+  sinusoidal_change = change("transformer (sinusoidal)");
+  // One vector of width d_model per position the table can hold.
+  const auto& learned = r.figures["transformer (learned)"];
+  const auto counts = numbers(learned["parameters"]), lens = numbers(learned["len"]);
+  for (std::size_t i = 1; i < lens.size(); ++i)
+    learned_off = std::max(learned_off, std::abs(counts[i] - counts[0] - 64.0 * (lens[i] - lens[0])));
   r.require("labs.shared-weights.if.recurrent", recurrent_change, Rel::eq, 0, recurrent_change);
   r.require("labs.shared-weights.if.sinusoidal", sinusoidal_change, Rel::eq, 0, sinusoidal_change);
   r.require("labs.shared-weights.if.learned", learned_off, Rel::eq, 0, learned_off);
-  return r;
 }
 
 // Plain SGD with a large step on lookback over 20 steps, four seeds, with and
@@ -130,20 +133,28 @@ LabResult clipping() {
   r.figures["unclipped"]["first_loss"] = first_loss;
   r.figures["unclipped"]["final_loss"] = unclipped_loss;
   r.line("labs.clipping.note", kLr, steps);
-  // Unclipped, every seed ends worse than it started; clipped, most seeds learn the task.
+  r.figures["clipped_seeds_above_90"] =
+      std::count_if(accuracy[1.0].begin(), accuracy[1.0].end(), [](double a) { return a >= 0.9; });
+  return r;
+}
+
+// Unclipped, every seed ends worse than it started; clipped, most seeds learn the task.
+void judge_clipping(LabResult& r) {
+  const auto first_loss = numbers(r.figures["unclipped"]["first_loss"]),
+             final_loss = numbers(r.figures["unclipped"]["final_loss"]),
+             clipped = numbers(r.figures["clipped"]["accuracy"]),
+             unclipped = numbers(r.figures["unclipped"]["accuracy"]);
   long diverged = 0;
-  for (std::size_t i = 0; i < seeds.size(); ++i) diverged += unclipped_loss[i] > first_loss[i];
-  const auto learned = std::count_if(accuracy[1.0].begin(), accuracy[1.0].end(), [](double a) { return a >= 0.9; });
-  r.figures["clipped_seeds_above_90"] = learned;
-  const auto n = static_cast<double>(seeds.size());
-  r.require("labs.clipping.if.diverged", static_cast<double>(diverged), Rel::eq, n, diverged, seeds.size());
+  for (std::size_t i = 0; i < first_loss.size(); ++i) diverged += final_loss[i] > first_loss[i];
+  const auto learned = std::count_if(clipped.begin(), clipped.end(), [](double a) { return a >= 0.9; });
+  const std::size_t seeds = first_loss.size();
+  const auto n = static_cast<double>(seeds);
+  r.require("labs.clipping.if.diverged", static_cast<double>(diverged), Rel::eq, n, diverged, seeds);
   // Learning takes steps: a shorter budget than the lab's that leaves the clipped runs short of 90% cannot say
   // whether they would learn.
-  short_budget(
-      r.require("labs.clipping.if.learned", static_cast<double>(learned), Rel::gt, n / 2, learned, seeds.size()));
-  const double best_unclipped = *std::max_element(accuracy[0.0].begin(), accuracy[0.0].end());
+  short_budget(r.require("labs.clipping.if.learned", static_cast<double>(learned), Rel::gt, n / 2, learned, seeds));
+  const double best_unclipped = *std::max_element(unclipped.begin(), unclipped.end());
   r.require("labs.clipping.if.unclipped", best_unclipped, Rel::lt, 0.5, best_unclipped);
-  return r;
 }
 
 // The chapter's 은행 (bank): the same word, with the same vector, in two
@@ -181,6 +192,11 @@ LabResult context_vector() {
   const double between = cosine(fresh[0], fresh[1]);
   r.figures["cos_between_contexts"] = between;
   r.line("labs.context-vector.between", between);
+  return r;
+}
+
+void judge_context_vector(LabResult& r) {
+  const double between = r.figures["cos_between_contexts"];
   const auto& s0 = r.figures["sentences"][0];
   const auto& s1 = r.figures["sentences"][1];
   r.require("labs.context-vector.if.river", s0["cos_river"].get<double>(), Rel::gt, s0["cos_money"].get<double>(),
@@ -188,7 +204,6 @@ LabResult context_vector() {
   r.require("labs.context-vector.if.money", s1["cos_money"].get<double>(), Rel::gt, s1["cos_river"].get<double>(),
             s1["cos_money"].get<double>(), s1["cos_river"].get<double>());
   r.require("labs.context-vector.if.apart", between, Rel::lt, 0.99, between);
-  return r;
 }
 
 // A one-layer Transformer on recall over 16 positions, three seeds: the weight
@@ -241,7 +256,6 @@ LabResult attention_learned() {
                           {},
                           600,
                           340};
-  double growth = 1e300, top = 1, accuracy = 1;  // the worst seed's
   r.line("labs.attention-learned.head", 1.0 / T);
   for (std::uint64_t seed : seeds) {
     train::TrainConfig c = small_config({"recall", 16, "", ""}, 2, 4, steps, seed);
@@ -267,15 +281,22 @@ LabResult attention_learned() {
                                   {"after_top_head", after_top},
                                   {"accuracy_after", acc}});
     r.line("labs.attention-learned.seed", seed, before_mean, before_top, steps, after_mean, after_top, acc);
-    // After, the key gets at least three times the weight it got from the random
-    // weights (which need not be an even share), most of one head's.
-    growth = std::min(growth, after_mean / before_mean);
-    top = std::min(top, after_top);
-    accuracy = std::min(accuracy, acc);
   }
   r.figures["even_share"] = 1.0 / T;
   r.pictures.push_back({"recall-query-row.svg", report::svg(chart)});
   r.line("labs.attention-learned.note");
+  return r;
+}
+
+// After training, the key gets at least three times the weight it got from the random weights (which need not be
+// an even share), most of one head's.
+void judge_attention_learned(LabResult& r) {
+  double growth = 1e300, top = 1, accuracy = 1;  // the worst seed's
+  for (const auto& seed : r.figures["seeds"]) {
+    growth = std::min(growth, seed["after_mean"].get<double>() / seed["before_mean"].get<double>());
+    top = std::min(top, seed["after_top_head"].get<double>());
+    accuracy = std::min(accuracy, seed["accuracy_after"].get<double>());
+  }
   // A budget shorter than the lab's may leave recall unlearned: then the weights' growth cannot be judged either.
   const bool unlearned = accuracy <= 0.9;
   Condition& learned = short_budget(r.require("labs.attention-learned.if.learned", accuracy, Rel::gt, 0.9, accuracy));
@@ -283,7 +304,6 @@ LabResult attention_learned() {
                        &r.require("labs.attention-learned.if.one_head", top, Rel::gt, 0.5, top)})
     if (unlearned && learned.status == Status::inconclusive && c->status == Status::failed)
       c->undecided("lab.why.unlearned");
-  return r;
 }
 
 // Whether the heap's reading sees an allocation (under a sanitizer's own
@@ -339,18 +359,25 @@ LabResult attention_memory() {
   r.line("labs.attention-memory.growth", attention_growth, rnn_growth);
   r.line(measured ? "labs.attention-memory.measured" : "labs.attention-memory.estimated");
   r.figures["measured"] = measured;
+  return r;
+}
+
+void judge_attention_memory(LabResult& r) {
+  const bool measured = r.figures["measured"];
+  const auto attention = numbers(r.figures["transformer"]["mib"]), rnn = numbers(r.figures["rnn"]["mib"]),
+             counted = numbers(r.figures["transformer"]["mib_estimated"]);
+  const double attention_growth = attention[3] / attention[2], rnn_growth = rnn[3] / rnn[2];
   // The count (the estimate train makes before it allocates) decides always; the bytes the heap holds decide where
   // they can be read, and are undecided where they cannot (a sanitizer's allocator, a system without the reading).
-  const double counted_growth = counted["transformer"][3] / counted["transformer"][2];
+  const double counted_growth = counted[3] / counted[2];
   r.require("labs.attention-memory.if.counted", counted_growth, Rel::gt, 3, counted_growth);
   const auto on_heap = [&](Condition& c) {
     if (!measured) c.undecided("lab.why.estimated");
   };
   on_heap(r.require("labs.attention-memory.if.attention_grows", attention_growth, Rel::gt, 3, attention_growth));
   on_heap(r.require("labs.attention-memory.if.rnn_grows", rnn_growth, Rel::lt, 2.5, rnn_growth));
-  const double ratio = mib["transformer"][3] / mib["rnn"][3];
+  const double ratio = attention[3] / rnn[3];
   on_heap(r.require("labs.attention-memory.if.larger", ratio, Rel::gt, 10, ratio));
-  return r;
 }
 
 // The training effect of the 1/sqrt(d_k): one head of width 64 on recall over
@@ -380,23 +407,32 @@ LabResult sqrt_dk_training() {
     r.figures[scale ? "scaled" : "unscaled"] = acc[scale];
   }
   r.line("labs.sqrt-dk-training.note", steps);
-  const double worst_scaled = *std::min_element(acc[true].begin(), acc[true].end()),
-               best_unscaled = *std::max_element(acc[false].begin(), acc[false].end());
+  r.figures["steps"] = steps;
+  return r;
+}
+
+void judge_sqrt_dk_training(LabResult& r) {
+  const auto scaled = numbers(r.figures["scaled"]), unscaled = numbers(r.figures["unscaled"]);
+  const int steps = r.figures["steps"];
+  const double worst_scaled = *std::min_element(scaled.begin(), scaled.end()),
+               best_unscaled = *std::max_element(unscaled.begin(), unscaled.end());
   short_budget(r.require("labs.sqrt-dk-training.if.scaled", worst_scaled, Rel::ge, 0.99, worst_scaled, steps));
   r.require("labs.sqrt-dk-training.if.unscaled", best_unscaled, Rel::lt, 0.9, best_unscaled, steps);
   r.require("labs.sqrt-dk-training.if.apart", best_unscaled, Rel::lt, worst_scaled, best_unscaled, worst_scaled);
-  return r;
 }
 
 }  // namespace
 
 void add_chapter_labs(std::vector<Lab>& labs) {
-  labs.push_back(make_lab("shared-weights", shared_weights));
-  labs.push_back(compared_over_seeds(seeded(make_lab("clipping", clipping), {0, 1, 2, 3}, 300)));
-  labs.push_back(make_lab("context-vector", context_vector));
-  labs.push_back(seeded(drawing(make_lab("attention-learned", attention_learned)), {0, 1, 2}, 300));
-  labs.push_back(make_lab("attention-memory", attention_memory));
-  labs.push_back(seeded(make_lab("sqrt-dk-training", sqrt_dk_training), {0, 1, 2}, 600));
+  labs.push_back(judged(make_lab("shared-weights", shared_weights), judge_shared_weights));
+  labs.push_back(
+      judged(compared_over_seeds(seeded(make_lab("clipping", clipping), {0, 1, 2, 3}, 300)), judge_clipping));
+  labs.push_back(judged(make_lab("context-vector", context_vector), judge_context_vector));
+  labs.push_back(judged(seeded(drawing(make_lab("attention-learned", attention_learned)), {0, 1, 2}, 300),
+                        judge_attention_learned));
+  labs.push_back(judged(make_lab("attention-memory", attention_memory), judge_attention_memory));
+  labs.push_back(
+      judged(seeded(make_lab("sqrt-dk-training", sqrt_dk_training), {0, 1, 2}, 600), judge_sqrt_dk_training));
 }
 
 }  // namespace seqgrad::labs

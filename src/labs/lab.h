@@ -145,6 +145,9 @@ struct Lab {
   // others' claims hold or fail on each seed alone.
   bool over_seeds = false;
   double seconds = 0;  // how long it takes, about, on the machine the guides were made on (lab --list)
+  // The verdict's conditions, from the result's figures alone: a test can feed it figures of its own (figures that
+  // contradict the claim must fail it). Run after the experiment; the trial is readable as in the experiment.
+  std::function<void(LabResult&)> judge = nullptr;
 
   // The experiment, its result named and with its claim. Throws std::invalid_argument (one line) for a trial the
   // lab cannot take: a seed for a lab that draws nothing at random, one seed for a lab whose claim compares seeds,
@@ -152,6 +155,8 @@ struct Lab {
   LabResult run(const Trial& trial = {}) const;
   // The refusals of run, without running: throws std::invalid_argument for a trial the lab cannot take.
   void check(const Trial& trial) const;
+  // The verdict on `figures` (a run's, or a test's own) as if a run under `trial` had measured them.
+  LabResult judge_figures(const nlohmann::ordered_json& figures, const Trial& trial = {}) const;
 };
 
 // A lab's verdict, and the verdict over the runs of one lab on several seeds:

@@ -41,7 +41,6 @@ LabResult pe_shift() {
     for (int c = 0; c < C; ++c) map.values.back().push_back(at(pos, c));
   }
   r.pictures.push_back({"pe-heatmap.svg", report::svg(map)});
-  double shift_error = 0, cos_off = 0;
   for (int k : {1, 5, 20}) {
     // M_k rotates each (sin, cos) pair by k w_i; it is built from w_i alone, never from pos.
     double worst = 0;
@@ -56,7 +55,6 @@ LabResult pe_shift() {
     r.figures["k"].push_back(k);
     r.figures["max_error"].push_back(worst);
     r.line("labs.pe-shift.shift", k, k, T - k, worst);
-    shift_error = std::max(shift_error, worst);
   }
   // Random directions in d dimensions are nearly orthogonal: mean |cos| ~ sqrt(2 / (pi d)).
   ag::Rng rng(trial_seeds().front());
@@ -76,11 +74,19 @@ LabResult pe_shift() {
     r.figures["mean_abs_cos"].push_back(mean);
     r.figures["sqrt_2_over_pi_d"].push_back(theory);
     r.line("labs.pe-shift.cos", d, mean, theory);
-    if (d >= 32) cos_off = std::max(cos_off, std::abs(mean / theory - 1));
   }
+  return r;
+}
+
+void judge_pe_shift(LabResult& r) {
+  const auto errors = numbers(r.figures["max_error"]), d = numbers(r.figures["d"]),
+             mean = numbers(r.figures["mean_abs_cos"]), theory = numbers(r.figures["sqrt_2_over_pi_d"]);
+  const double shift_error = *std::max_element(errors.begin(), errors.end());
+  double cos_off = 0;
+  for (std::size_t i = 0; i < d.size(); ++i)
+    if (d[i] >= 32) cos_off = std::max(cos_off, std::abs(mean[i] / theory[i] - 1));
   r.require("labs.pe-shift.if.shift", shift_error, Rel::lt, 1e-4, shift_error);
   r.require("labs.pe-shift.if.cos", cos_off, Rel::lt, 0.1, 100 * cos_off);
-  return r;
 }
 
 LabResult rope() {
@@ -110,9 +116,13 @@ LabResult rope() {
   r.figures = {{"gap", gap}, {"min_dot", lo}, {"max_dot", hi}, {"spread", hi - lo}, {"dot_at_gap_10", other}};
   r.line("labs.rope.shifts", gap, T - gap, lo, hi, hi - lo);
   r.line("labs.rope.apart", other);
+  return r;
+}
+
+void judge_rope(LabResult& r) {
+  const double lo = r.figures["min_dot"], hi = r.figures["max_dot"], other = r.figures["dot_at_gap_10"];
   r.require("labs.rope.if.same", (hi - lo) / std::max(1.0, std::abs(hi)), Rel::lt, 1e-4, hi - lo);
   r.require("labs.rope.if.apart", std::abs(other - hi), Rel::gt, 1e-3, std::abs(other - hi));
-  return r;
 }
 
 // The class a model predicts at row `row` of its logits (..., V): the argmax.
@@ -163,6 +173,10 @@ LabResult length_generalisation() {
     }
   }
   r.line("labs.length-generalisation.note", steps);
+  return r;
+}
+
+void judge_length_generalisation(LabResult& r) {
   // On the trained positions all stay right; on the new ones at twice the length the absolute encodings are near
   // chance and RoPE is not; further out RoPE falls too, staying above both.
   double seen = 1, absolute_twice = 0, rope_twice = 1, rope_far = 0, rope_above = 1e300;  // over seeds and lengths
@@ -175,7 +189,7 @@ LabResult length_generalisation() {
         rope_twice = std::min(rope_twice, twice);
         rope_far = std::max(rope_far, far);
         for (const char* other : {"sinusoidal", "learned"})
-          for (std::size_t i = 0; i < lens.size(); ++i)
+          for (std::size_t i = 0; i < runs.size(); ++i)
             rope_above = std::min(rope_above,
                                   runs[i]["unseen"].get<double>() - r.figures[other][seed][i]["unseen"].get<double>());
       } else {
@@ -187,7 +201,6 @@ LabResult length_generalisation() {
   short_budget(r.require("labs.length-generalisation.if.rope_twice", rope_twice, Rel::ge, 0.95, rope_twice));
   r.require("labs.length-generalisation.if.rope_far", rope_far, Rel::lt, 0.9, rope_far);
   r.require("labs.length-generalisation.if.rope_above", rope_above, Rel::gt, 0, rope_above);
-  return r;
 }
 
 // Why RoPE, trained on lookback at T = 16, falls on the new positions at T = 64
@@ -199,8 +212,6 @@ LabResult rope_window() {
   LabResult r;
   constexpr int kTrained = 16, kLong = 64;
   const int steps = trial_steps(2000);
-  // The worst seed's figures for each condition
-  double whole = 0, window = 1, far_share = 1, per_key = 1e300, needed_kept = 0;
   for (std::uint64_t seed : trial_seeds()) {
     train::TrainConfig c = small_config({"lookback", kTrained, "", ""}, 4, 4, steps, seed);
     c.model.pos = nn::choices::PositionalEncoding::rope;
@@ -270,30 +281,39 @@ LabResult rope_window() {
     r.line("labs.rope-window.accuracy", seed, acc, acc_window);
     r.line("labs.rope-window.weights", needed_seen / queries_seen, needed / queries, far / queries, far_per_key,
            seen_per_key);
-    // Falls with the whole past, is right with the last 16 tokens; the far keys take a real share, each about as
-    // much as an unneeded key within reach or more, and the needed tokens lose weight.
-    whole = std::max(whole, acc);
-    window = std::min(window, acc_window);
-    far_share = std::min(far_share, far / queries);
-    per_key = std::min(per_key, far_per_key / seen_per_key);
-    needed_kept = std::max(needed_kept, (needed / queries) / (needed_seen / queries_seen));
   }
   r.line("labs.rope-window.note", steps);
+  return r;
+}
+
+// Falls with the whole past, is right with the last 16 tokens; the far keys take a real share, each about as much as
+// an unneeded key within reach or more, and the needed tokens lose weight. The worst seed's figure for each.
+void judge_rope_window(LabResult& r) {
+  double whole = 0, window = 1, far_share = 1, per_key = 1e300, needed_kept = 0;
+  for (const auto& [seed, f] : r.figures.items()) {
+    whole = std::max(whole, f["acc_whole_past"].get<double>());
+    window = std::min(window, f["acc_last_16"].get<double>());
+    far_share = std::min(far_share, f["far_weight_new_positions"].get<double>());
+    per_key =
+        std::min(per_key, f["weight_per_far_key"].get<double>() / f["weight_per_seen_unneeded_key"].get<double>());
+    needed_kept = std::max(needed_kept, f["needed_weight_new_positions"].get<double>() /
+                                            f["needed_weight_trained_positions"].get<double>());
+  }
   r.require("labs.rope-window.if.whole", whole, Rel::lt, 0.9, whole);
   short_budget(r.require("labs.rope-window.if.window", window, Rel::ge, 0.95, window));
   r.require("labs.rope-window.if.far_share", far_share, Rel::ge, 0.2, far_share);
   r.require("labs.rope-window.if.per_key", per_key, Rel::ge, 0.8, per_key);
   r.require("labs.rope-window.if.needed", needed_kept, Rel::lt, 1, needed_kept);
-  return r;
 }
 
 }  // namespace
 
 void add_position_labs(std::vector<Lab>& labs) {
-  labs.push_back(seeded(drawing(make_lab("pe-shift", pe_shift)), {4}));
-  labs.push_back(seeded(make_lab("rope", rope), {8}));
-  labs.push_back(seeded(make_lab("length-generalisation", length_generalisation), {0, 1, 2}, 2000));
-  labs.push_back(seeded(make_lab("rope-window", rope_window), {0, 1, 2}, 2000));
+  labs.push_back(judged(seeded(drawing(make_lab("pe-shift", pe_shift)), {4}), judge_pe_shift));
+  labs.push_back(judged(seeded(make_lab("rope", rope), {8}), judge_rope));
+  labs.push_back(judged(seeded(make_lab("length-generalisation", length_generalisation), {0, 1, 2}, 2000),
+                        judge_length_generalisation));
+  labs.push_back(judged(seeded(make_lab("rope-window", rope_window), {0, 1, 2}, 2000), judge_rope_window));
 }
 
 }  // namespace seqgrad::labs

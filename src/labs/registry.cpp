@@ -31,6 +31,17 @@ Lab compared_over_seeds(Lab lab) {
   return lab;
 }
 
+Lab judged(Lab lab, std::function<void(LabResult&)> judge) {
+  lab.judge = std::move(judge);
+  return lab;
+}
+
+std::vector<double> numbers(const nlohmann::ordered_json& array) {
+  std::vector<double> out;
+  for (const auto& x : array) out.push_back(x.get<double>());
+  return out;
+}
+
 namespace {
 
 // The lab running on this thread and its trial (Lab::run sets them).
@@ -73,6 +84,28 @@ LabResult Lab::run(const Trial& t) const {
   LabResult r = experiment();
   r.name = name;
   r.claim = claim_text(*this, text::Lang::en, t.steps);
+  if (judge) judge(r);
+  r.settle();
+  return r;
+}
+
+LabResult Lab::judge_figures(const nlohmann::ordered_json& figures, const Trial& t) const {
+  if (!judge) throw std::logic_error("the lab " + name + " judges inside its experiment");
+  check(t);
+  struct Scope {
+    Scope(const Lab* lab, const Trial& t) {
+      running = lab;
+      trial = t;
+    }
+    ~Scope() {
+      running = nullptr;
+      trial = {};
+    }
+  } scope(this, t);
+  LabResult r;
+  r.name = name;
+  r.figures = figures;
+  judge(r);
   r.settle();
   return r;
 }

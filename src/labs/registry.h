@@ -16,6 +16,11 @@ Lab drawing(Lab lab);
 Lab seeded(Lab lab, std::vector<std::uint64_t> seeds, int steps = 0);
 // The same lab, marked as one whose claim compares its seeds (Lab::over_seeds).
 Lab compared_over_seeds(Lab lab);
+// The same lab, its verdict's conditions written by `judge` from the result's figures alone (Lab::judge).
+Lab judged(Lab lab, std::function<void(LabResult&)> judge);
+
+// The numbers of a JSON array of numbers.
+std::vector<double> numbers(const nlohmann::ordered_json& array);
 
 // Inside a lab's experiment, the trial it runs: the seeds to train or draw on
 // (the lab's own, or those the student gave), and a training run's steps,

@@ -116,7 +116,6 @@ LabResult sequential_time() {
   r.line("labs.sequential-time.times");
   r.line("labs.sequential-time.core", core_between, core_after);
 
-  sequential_time_conditions(r);
   return r;
 }
 
@@ -252,6 +251,8 @@ Verdict sequential_time_verdict(const nlohmann::ordered_json& figures) {
   return verdict_of(r);
 }
 
-void add_timing_labs(std::vector<Lab>& labs) { labs.push_back(make_lab("sequential-time", sequential_time)); }
+void add_timing_labs(std::vector<Lab>& labs) {
+  labs.push_back(judged(make_lab("sequential-time", sequential_time), sequential_time_conditions));
+}
 
 }  // namespace seqgrad::labs

@@ -65,26 +65,40 @@ LabResult gates() {
     }
   }
   r.line("labs.gates.note", seed);
-  // At each budget the gated models reach further than the vanilla RNN and attention furthest; and the budget
-  // moves the gated models' reach.
+  return r;
+}
+
+// At each budget the gated models reach further than the vanilla RNN and attention furthest; and the budget moves
+// the gated models' reach.
+void judge_gates(LabResult& r) {
+  std::vector<int> budgets;
+  std::map<int, std::map<std::string, int>> reach;  // by budget, by model
+  int longest = 0;
+  for (const auto& [key, models] : r.figures.items()) {
+    const int steps = std::stoi(key);  // "400_steps"
+    budgets.push_back(steps);
+    for (const auto& [kind, at] : models.items()) {
+      reach[steps][kind] = at["reach"];
+      longest = at["distance"].back();
+    }
+  }
   for (int steps : budgets) {
     auto& m = reach[steps];
     const std::string at = fmt::format("_{}", steps);
     r.require("labs.gates.if.gated", std::min(m["lstm"], m["gru"]), Rel::gt, m["rnn"], steps, m["lstm"], m["gru"],
               m["rnn"])
         .as("gated" + at);
-    short_budget(r.require("labs.gates.if.attention", m["transformer"], Rel::eq, distances.back(), steps,
-                           m["transformer"], distances.back()))
+    short_budget(
+        r.require("labs.gates.if.attention", m["transformer"], Rel::eq, longest, steps, m["transformer"], longest))
         .as("attention" + at);
     r.require("labs.gates.if.furthest", m["transformer"], Rel::ge, std::max(m["lstm"], m["gru"]), steps,
               m["transformer"], std::max(m["lstm"], m["gru"]))
         .as("furthest" + at);
   }
-  auto& shorter = reach[budgets[0]];
-  auto& longer = reach[budgets[1]];
+  auto& shorter = reach[budgets.front()];
+  auto& longer = reach[budgets.back()];
   r.require("labs.gates.if.budget", longer["lstm"] + longer["gru"], Rel::gt, shorter["lstm"] + shorter["gru"],
-            budgets[1], longer["lstm"] + longer["gru"], budgets[0], shorter["lstm"] + shorter["gru"]);
-  return r;
+            budgets.back(), longer["lstm"] + longer["gru"], budgets.front(), shorter["lstm"] + shorter["gru"]);
 }
 
 // The LSTM and the GRU on recall over 40 tokens, as the gates lab trains them (width 32, batch 32, Adam at 3e-3,
@@ -116,15 +130,23 @@ LabResult gru_gradient() {
     r.line("labs.gru-gradient.row", kind, before, after, steps, accuracy[kind]);
   }
   r.line("labs.gru-gradient.note", kDistance, seed);
-  const auto &lstm = decay["lstm"], &gru = decay["gru"];
-  // The GRU starts two or more orders of magnitude behind, learns the task where the LSTM does not, and its far
-  // gradient grows by more than four orders with training. (The LSTM's after training is no guide either way: from
-  // 1e-8 to 5 over seeds 0-3, beside accuracies of 0.10 to 0.35.)
-  r.require("labs.gru-gradient.if.behind", gru.first / lstm.first, Rel::lt, 1e-2, gru.first, lstm.first);
-  short_budget(r.require("labs.gru-gradient.if.gru_learns", accuracy["gru"], Rel::ge, 0.9, accuracy["gru"], steps));
-  r.require("labs.gru-gradient.if.lstm_not", accuracy["lstm"], Rel::lt, 0.9, accuracy["lstm"], steps);
-  r.require("labs.gru-gradient.if.grows", gru.second / gru.first, Rel::gt, 1e4, gru.second / gru.first);
+  r.figures["steps"] = steps;
   return r;
+}
+
+// The GRU starts two or more orders of magnitude behind, learns the task where the LSTM does not, and its far
+// gradient grows by more than four orders with training. (The LSTM's after training is no guide either way: from
+// 1e-8 to 5 over seeds 0-3, beside accuracies of 0.10 to 0.35.)
+void judge_gru_gradient(LabResult& r) {
+  const auto& f = r.figures;
+  const int steps = f["steps"];
+  const double lstm_before = f["lstm"]["far_over_near_before"], gru_before = f["gru"]["far_over_near_before"],
+               gru_after = f["gru"]["far_over_near_after"], lstm_acc = f["lstm"]["accuracy"],
+               gru_acc = f["gru"]["accuracy"];
+  r.require("labs.gru-gradient.if.behind", gru_before / lstm_before, Rel::lt, 1e-2, gru_before, lstm_before);
+  short_budget(r.require("labs.gru-gradient.if.gru_learns", gru_acc, Rel::ge, 0.9, gru_acc, steps));
+  r.require("labs.gru-gradient.if.lstm_not", lstm_acc, Rel::lt, 0.9, lstm_acc, steps);
+  r.require("labs.gru-gradient.if.grows", gru_after / gru_before, Rel::gt, 1e4, gru_after / gru_before);
 }
 
 // small_config, trained on `task` at its default length.
@@ -207,12 +229,27 @@ LabResult multi_head() {
     r.line("labs.multi-head.head", seeds.front(), h, row_of(at), favourite.back());
   }
   r.line("labs.multi-head.note");
-  r.require("labs.multi-head.if.params", static_cast<double>(params[4]), Rel::eq, static_cast<double>(params[1]),
-            params[4], params[1]);
+  r.figures["steps"] = kSteps;
+  return r;
+}
+
+void judge_multi_head(LabResult& r) {
+  const auto& f = r.figures;
+  const int kSteps = f["steps"];
+  const auto params_1 = f["heads_1"]["params"].get<double>(), params_4 = f["heads_4"]["params"].get<double>();
+  std::map<int, std::vector<long>> reached;
+  std::map<int, std::vector<double>> accuracy;
+  for (int heads : {1, 4}) {
+    const auto& h = f[fmt::format("heads_{}", heads)];
+    for (const auto& s : h["steps_to_90"]) reached[heads].push_back(s.get<long>());
+    accuracy[heads] = numbers(h["accuracy_by_seed"]);
+  }
+  const std::size_t seeds = reached[1].size();
+  r.require("labs.multi-head.if.params", params_4, Rel::eq, params_1, params_4, params_1);
   // Seed by seed: four heads win when they reach 90% first (or alone), lose when one head does; when neither reaches
   // it in the budget, nothing contradicts the claim and nothing shows it.
   int won = 0, lost = 0, neither = 0;
-  for (std::size_t i = 0; i < seeds.size(); ++i) {
+  for (std::size_t i = 0; i < seeds; ++i) {
     const long four_at = reached[4][i], one_at = reached[1][i];
     if (four_at > 0 && (one_at == 0 || four_at < one_at)) {
       ++won;
@@ -223,8 +260,7 @@ LabResult multi_head() {
     }
   }
   const auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); };
-  Condition& faster =
-      r.require("labs.multi-head.if.faster", won, Rel::eq, static_cast<double>(seeds.size()), won, seeds.size());
+  Condition& faster = r.require("labs.multi-head.if.faster", won, Rel::eq, static_cast<double>(seeds), won, seeds);
   if (lost == 0 && neither > 0)
     faster.undecided(mean(accuracy[4]) > mean(accuracy[1]) ? "labs.multi-head.why.ahead" : "labs.multi-head.why.behind",
                      neither, kSteps, mean(accuracy[4]), mean(accuracy[1]));
@@ -243,7 +279,6 @@ LabResult multi_head() {
                 at(fastest_one, text::Lang::en))
           .say("labs.multi-head.if.apart", at(slowest_four, text::Lang::ko), at(fastest_one, text::Lang::ko));
   if (!four_all && fastest_one == 0) apart.undecided("labs.multi-head.why.unreached", kSteps);
-  return r;
 }
 
 // modsum: (x[t-1] + x[t-2]) mod 5. One block of width 32 with FFNs 1, 2, 4
@@ -291,24 +326,34 @@ LabResult ffn() {
   }
   r.line("labs.ffn.task");
   r.line("labs.ffn.why");
+  return r;
+}
+
+void judge_ffn(LabResult& r) {
+  const auto accuracy = [&](const char* name) { return numbers(r.figures[name]["accuracy_by_seed"]); };
   const auto worst = [&](std::initializer_list<const char*> names) {
     double w = 1;
-    for (const char* n : names) w = std::min(w, *std::min_element(acc[n].begin(), acc[n].end()));
+    for (const char* n : names) {
+      const auto a = accuracy(n);
+      w = std::min(w, *std::min_element(a.begin(), a.end()));
+    }
     return w;
   };
   const auto best = [&](std::initializer_list<const char*> names) {
     double b = 0;
-    for (const char* n : names) b = std::max(b, *std::max_element(acc[n].begin(), acc[n].end()));
+    for (const char* n : names) {
+      const auto a = accuracy(n);
+      b = std::max(b, *std::max_element(a.begin(), a.end()));
+    }
     return b;
   };
-  const int steps = trial_steps(1000), late = trial_steps(3000);
+  const int steps = r.figures["no_ffn"]["steps"], late = r.figures["no_ffn_3000_steps"]["steps"];
   const double with_ffn = worst({"ffn_2x", "ffn_4x", "ffn_8x"}), without = best({"no_ffn", "no_ffn_width_64"}),
                three = worst({"no_ffn_3_layers"}), later = best({"no_ffn_3000_steps"});
   short_budget(r.require("labs.ffn.if.with_ffn", with_ffn, Rel::ge, 0.99, steps, with_ffn));
   r.require("labs.ffn.if.without", without, Rel::lt, 0.9, steps, without);
   short_budget(r.require("labs.ffn.if.three_layers", three, Rel::ge, 0.99, steps, three));
   short_budget(r.require("labs.ffn.if.later", later, Rel::ge, 0.99, late, later));
-  return r;
 }
 
 // The scores s(i -> j) = q_i . k_j / sqrt(d_k) of layer 0 of a trained model: (T, T) for each head.
@@ -377,7 +422,6 @@ LabResult qk_asymmetry() {
   };
   // It costs accuracy if, after the longer run, the tied model is behind on every seed. (After the shorter run it
   // is behind on most seeds, not all: at 1000 steps seed 3 has it ahead, 77.5% against 76.1%.)
-  int behind = 0;  // seeds on which the tied model is behind after the longer run
   std::shared_ptr<nn::SequenceModel> first_apart, first_tied;
   const int longer = trial_steps(3000);
   for (int steps : {trial_steps(1000), longer}) {
@@ -386,7 +430,6 @@ LabResult qk_asymmetry() {
       const train::TrainResult a = lookback(false, steps, seed), t = lookback(true, steps, seed);
       apart.push_back(*a.eval.token_acc);
       tied.push_back(*t.eval.token_acc);
-      if (steps == longer) behind += tied.back() < apart.back();
       if (!first_apart) first_apart = a.model, first_tied = t.model;
     }
     r.line_each([&](text::Lang lang) {
@@ -421,14 +464,29 @@ LabResult qk_asymmetry() {
   r.figures["trained"]["self_highest_share"] = {{"apart", self_apart}, {"tied", self_tied}};
   r.line("labs.qk-asymmetry.self", seeds.front(), 100 * self_apart, 100 * self_tied);
   r.line("labs.qk-asymmetry.note");
+  return r;
+}
+
+void judge_qk_asymmetry(LabResult& r) {
+  const auto& f = r.figures;
+  const double xx_rel = f["xxt"]["relative_asymmetry"], qk_rel = f["random_qkt"]["relative_asymmetry"];
+  // the longer run: the last "steps_N" of the trained figures
+  int longer = 0;
+  nlohmann::ordered_json last;
+  for (const auto& [key, run] : f["trained"].items())
+    if (key.rfind("steps_", 0) == 0) longer = std::stoi(key.substr(6)), last = run;
+  const auto apart = numbers(last["accuracy_apart"]), tied = numbers(last["accuracy_tied"]);
+  int behind = 0;  // seeds on which the tied model is behind after the longer run
+  for (std::size_t i = 0; i < apart.size(); ++i) behind += tied[i] < apart[i];
+  const double self_apart = f["trained"]["self_highest_share"]["apart"],
+               self_tied = f["trained"]["self_highest_share"]["tied"];
   r.require("labs.qk-asymmetry.if.xxt", xx_rel, Rel::lt, 1e-6, xx_rel);
   r.require("labs.qk-asymmetry.if.qkt", qk_rel, Rel::gt, 0.1, qk_rel);
   // The claim has the tied model behind on every seed from 3000 steps, on most at 1000: a shorter run that leaves it
   // ahead on a seed does not contradict it.
-  short_budget(r.require("labs.qk-asymmetry.if.behind", behind, Rel::eq, static_cast<double>(seeds.size()), longer,
-                         behind, seeds.size()));
+  short_budget(r.require("labs.qk-asymmetry.if.behind", behind, Rel::eq, static_cast<double>(apart.size()), longer,
+                         behind, apart.size()));
   r.require("labs.qk-asymmetry.if.self", self_tied, Rel::gt, self_apart, 100 * self_tied, 100 * self_apart);
-  return r;
 }
 
 // Why V has its own projection: the fold of W_V into W_O in a one-head layer,
@@ -500,12 +558,20 @@ LabResult value_proj() {
   }
   r.line_each(
       [&](text::Lang lang) { return text::trf("labs.value-proj.note", lang, steps, seeds_text(trial_seeds(), lang)); });
-  // The fold holds to float rounding; and neither variant without W_V is behind, or ahead of, the paper's on every
-  // seed: their ranges over the seeds overlap.
+  return r;
+}
+
+// The fold holds to float rounding; and neither variant without W_V is behind, or ahead of, the paper's on every seed:
+// their ranges over the seeds overlap.
+void judge_value_proj(LabResult& r) {
+  const double diff = r.figures["fold"]["largest_difference"], size = r.figures["fold"]["largest_logit"];
   r.require("labs.value-proj.if.fold", diff / std::max(1.0, size), Rel::lt, 1e-5, diff);
-  const auto [wlo, whi] = std::minmax_element(loss["w_v"].begin(), loss["w_v"].end());
+  const auto loss = [&](const char* name) { return numbers(r.figures["four_heads"][name]["held_out_loss"]); };
+  const auto paper = loss("w_v");
+  const auto [wlo, whi] = std::minmax_element(paper.begin(), paper.end());
   for (const char* name : {"v_is_x", "v_is_k"}) {
-    const auto [lo, hi] = std::minmax_element(loss[name].begin(), loss[name].end());
+    const auto variant = loss(name);
+    const auto [lo, hi] = std::minmax_element(variant.begin(), variant.end());
     // how far the two ranges overlap: negative when one is wholly above the other
     const double overlap = std::min(*whi, *hi) - std::max(*wlo, *lo);
     const std::string label(name);
@@ -517,18 +583,18 @@ LabResult value_proj() {
         .as("overlap_" + label.substr(5))
         .say("labs.value-proj.if.overlap", named(text::Lang::ko), *lo, *hi, *wlo, *whi);
   }
-  return r;
 }
 
 }  // namespace
 
 void add_training_labs(std::vector<Lab>& labs) {
-  labs.push_back(seeded(make_lab("gates", gates), {0}, 1600));
-  labs.push_back(seeded(make_lab("gru-gradient", gru_gradient), {0}, 1600));
-  labs.push_back(seeded(make_lab("qk-asymmetry", qk_asymmetry), {0, 1, 2}, 1000));
-  labs.push_back(compared_over_seeds(seeded(make_lab("value-proj", value_proj), {0, 1, 2}, 1000)));
-  labs.push_back(seeded(make_lab("multi-head", multi_head), {0, 1, 2}, 4000));
-  labs.push_back(compared_over_seeds(seeded(make_lab("ffn", ffn), {0, 1, 2}, 1000)));
+  labs.push_back(judged(seeded(make_lab("gates", gates), {0}, 1600), judge_gates));
+  labs.push_back(judged(seeded(make_lab("gru-gradient", gru_gradient), {0}, 1600), judge_gru_gradient));
+  labs.push_back(judged(seeded(make_lab("qk-asymmetry", qk_asymmetry), {0, 1, 2}, 1000), judge_qk_asymmetry));
+  labs.push_back(
+      judged(compared_over_seeds(seeded(make_lab("value-proj", value_proj), {0, 1, 2}, 1000)), judge_value_proj));
+  labs.push_back(judged(seeded(make_lab("multi-head", multi_head), {0, 1, 2}, 4000), judge_multi_head));
+  labs.push_back(judged(compared_over_seeds(seeded(make_lab("ffn", ffn), {0, 1, 2}, 1000)), judge_ffn));
 }
 
 }  // namespace seqgrad::labs

@@ -572,7 +572,11 @@ TEST_CASE("seqgrad lab --seed, --steps and --seeds rerun a trained lab's experim
   CHECK(other["figures"]["var_dot"] != dflt["figures"]["var_dot"]);
   // --steps: the run is that long, and the lines say so, beside the lab's own.
   const auto shorter = run_seqgrad("lab sqrt-dk-training --seed 4 --steps 20");
-  CHECK(shorter.exit_code == 1);  // 20 steps learn nothing: the claim does not hold on them
+  // 20 steps learn nothing: too short to say whether 600 would, so inconclusive, and the condition says why
+  CHECK(shorter.exit_code == 3);
+  CHECK(shorter.out.find("[undecided] with the 1/sqrt(d_k), every seed learns recall in 20 steps") !=
+        std::string::npos);
+  CHECK(shorter.out.find("20 steps, fewer than the lab's 600: too short") != std::string::npos);
   CHECK(shorter.out.find("this run: seed 4, 20 steps (the lab's own: seeds 0-2, 600 steps)") != std::string::npos);
   CHECK(shorter.out.find("held-out accuracy, seed 4: ") != std::string::npos);
   CHECK(shorter.out.find(", 20 steps of Adam") != std::string::npos);
@@ -592,7 +596,7 @@ TEST_CASE("seqgrad lab --seed, --steps and --seeds rerun a trained lab's experim
   const auto text = run_seqgrad("lab rope --seeds 0-1");
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("seed 0:\n") != std::string::npos);
-  CHECK(text.out.find("  seed 1: the claim holds on these figures\n") != std::string::npos);
+  CHECK(text.out.find("  seed 1: the claim holds on these figures: all 2 conditions held\n") != std::string::npos);
   CHECK(text.out.find("the claim holds on 2 of 2 seeds (0-1)\nthe claim holds on these figures\n") !=
         std::string::npos);
   const auto ko = run_seqgrad("lab rope --seeds 3-4 --lang ko");
@@ -613,27 +617,30 @@ TEST_CASE("seqgrad lab --answer and --predict grade a self-check against the lab
   CHECK(right.out.find("your answer: 0.41,0.38,0.20\nright: the weights of the chapter's formula") !=
         std::string::npos);
   CHECK(right.out.find("the claim holds on these figures") != std::string::npos);
+  // quadratic-cost's times decide only when its thread had a core to itself, and tests run side by side: where the
+  // verdict is not what a check is about, "holds" or "inconclusive" (exit 0 or 3) both pass it.
+  const auto settled = [](int exit_code) { return exit_code == 0 || exit_code == 3; };
   const auto wrong = run_seqgrad("lab quadratic-cost --answer 10 --json");
   CHECK(wrong.exit_code == 1);  // a wrong answer fails, as a script or a teacher's checker would want
   const auto j = nlohmann::json::parse(wrong.out);
-  CHECK(j["holds"] == true);
+  CHECK(j["verdict"] != "does not hold");
   CHECK(j["answer"]["given"] == "10");
   CHECK(j["answer"]["right"] == false);
   CHECK(j["answer"]["message"].get<std::string>().find("is the RNN's growth") != std::string::npos);
   // --predict reads the answer from standard input, asking again after one that is not a number.
   const auto asked = run_seqgrad("lab quadratic-cost --predict", "ten\n100\n");
-  CHECK(asked.exit_code == 0);
+  CHECK(settled(asked.exit_code));
   CHECK(asked.out.find("question: a sentence ten times as long") != std::string::npos);
   CHECK(asked.out.find("'ten' is not a number") != std::string::npos);
   CHECK(asked.out.find("100\nright: one score per pair of tokens") != std::string::npos);
   // An empty answer shows the figures without grading; off a terminal nothing is asked.
   const auto skipped = run_seqgrad("lab quadratic-cost --predict", "\n");
-  CHECK(skipped.exit_code == 0);
+  CHECK(settled(skipped.exit_code));
   CHECK(skipped.out.find("right") == std::string::npos);
   CHECK(run_seqgrad("lab attention-by-hand").out.find("question:") == std::string::npos);
   // A number with its unit word is that number; a near miss says which step it stopped at.
   for (const char* unit : {"100x", "\"100 times\"", "100\xEB\xB0\xB0", "\"100 \xEB\xB0\xB0\"", "x100"})
-    CHECK(run_seqgrad(std::string("lab quadratic-cost --answer ") + unit).exit_code == 0);
+    CHECK(settled(run_seqgrad(std::string("lab quadratic-cost --answer ") + unit).exit_code));
   CHECK(run_seqgrad("lab quadratic-cost --answer \"10 times\"").out.find("is the RNN's growth") != std::string::npos);
   CHECK(run_seqgrad("lab attention-by-hand --answer 0.71,0.64,0").out.find("one step short: these are the scores") !=
         std::string::npos);
@@ -676,7 +683,7 @@ TEST_CASE("seqgrad lab speaks Korean with LANG=ko_KR.UTF-8 or --lang ko", "[cli]
   CHECK(env.out.find("attention-by-hand (17장, 스스로 점검 2)\n주장: a = (1,0)") == 0);
   CHECK(env.out.find("이 수치로 보아 주장이 성립합니다") != std::string::npos);
   const auto graded = run_seqgrad("lab quadratic-cost --lang ko --answer 100");
-  CHECK(graded.exit_code == 0);
+  CHECK((graded.exit_code == 0 || graded.exit_code == 3));  // 3: the machine too busy for its times to decide
   CHECK(graded.out.find("내 답: 100\n맞았습니다.") != std::string::npos);
   CHECK(english.out.find("claim: With rotary") != std::string::npos);
   CHECK(run_seqgrad("lab --list --lang ko").out.find("17장, 스스로 점검 1") != std::string::npos);

@@ -353,7 +353,8 @@ TEST_CASE("the English guide runs every lab, and shows each one holding", "[labs
     for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
       if (lines[i] != "```console" || lines[i + 1] != "$ seqgrad lab " + l.name) continue;
       shown = true;
-      for (std::size_t j = i + 2; j < lines.size() && lines[j] != "```"; ++j) held = held || lines[j] == holds;
+      for (std::size_t j = i + 2; j < lines.size() && lines[j] != "```"; ++j)
+        held = held || lines[j].starts_with(holds + ": ");  // "...: all 4 conditions held"
     }
     CHECK(shown);
     CHECK(held);
@@ -504,4 +505,74 @@ TEST_CASE("trained lab multi-head with too few steps is inconclusive and says wh
   CHECK(r.conditions[1].id == "faster");
   CHECK(r.conditions[1].status == labs::Status::inconclusive);
   CHECK(r.conditions[1].why.starts_with("neither reached 90% in 300 steps on 1 seed(s)"));
+}
+
+// Every lab's verdict is written by its judge from its figures alone: fed the figures of a run (kept in
+// tests/data/lab_figures, written by `make lab-figures`), it holds; fed the same figures with one contradicting the
+// claim, the condition that figure decides fails, and with it the verdict. No verdict is fixed by construction.
+TEST_CASE("every lab's verdict follows its figures: a contradicting figure fails it", "[labs]") {
+  struct Contradiction {
+    const char* lab;
+    const char* pointer;  // the figure changed (a JSON pointer)
+    double value;         // its new value
+    const char* fails;    // the condition that must fail
+  };
+  const std::vector<Contradiction> table{
+      {"shared-weights", "/rnn/parameters/3", 1e6, "recurrent"},
+      {"two-walls", "/chains/1/k63", 1.0, "vanish"},
+      {"sequential-time", "/transformer/2/sequential_ops", 999, "tf_chain"},
+      {"clipping", "/unclipped/accuracy/0", 0.95, "unclipped"},
+      {"gates", "/1600_steps/lstm/reach", 0, "gated_1600"},
+      {"gru-gradient", "/lstm/accuracy", 0.95, "lstm_not"},
+      {"attention-by-hand", "/weights/0", 0.1, "order"},
+      {"context-vector", "/cos_between_contexts", 0.999, "apart"},
+      {"attention-learned", "/seeds/0/after_mean", 1e-4, "growth"},
+      {"no-position", "/max_diff_none/0", 0.5, "blind"},
+      {"quadratic-cost", "/attention_flops_ratio", 10, "attention_flops"},
+      {"attention-memory", "/transformer/mib_estimated/3", 1e-3, "counted"},
+      {"attention-share", "/width_64_crossover/by_flops", 1000, "flops_below_64"},
+      {"qk-asymmetry", "/xxt/relative_asymmetry", 0.5, "xxt"},
+      {"value-proj", "/fold/largest_difference", 1.0, "fold"},
+      {"sqrt-dk", "/var_scaled/2", 2.0, "variance"},
+      {"sqrt-dk-training", "/unscaled/0", 0.99, "unscaled"},
+      {"multi-head", "/heads_1/steps_to_90/0", 10, "faster"},
+      {"agreement", "/seeds/0/agrees_after", 0.5, "agrees"},
+      {"pe-shift", "/max_error/0", 0.01, "shift"},
+      {"ffn", "/no_ffn/accuracy_by_seed/0", 1.0, "without"},
+      {"path-length", "/transformer/path_from_first/3", 99, "flat"},
+      {"rope", "/min_dot", -100, "same"},
+      {"length-generalisation", "/rope/0/0/unseen", 0.1, "rope_twice"},
+      {"rope-window", "/0/acc_last_16", 0.5, "window"},
+  };
+  REQUIRE(table.size() == labs::all_labs().size());
+  for (const Contradiction& c : table) {
+    INFO(c.lab);
+    const labs::Lab& lab = labs::find_lab(c.lab);
+    REQUIRE(lab.judge);
+    std::ifstream in(std::string(SEQGRAD_SOURCE_DATA_DIR) + "/../tests/data/lab_figures/" + c.lab + ".json");
+    REQUIRE(in);
+    const auto figures = nlohmann::ordered_json::parse(in);
+    const labs::LabResult as_run = lab.judge_figures(figures);
+    for (const auto& cond : as_run.conditions) INFO(cond.id << ": " << cond.text << " " << cond.why);
+    CHECK(as_run.holds);
+    auto contradicted = figures;
+    REQUIRE(contradicted.contains(nlohmann::ordered_json::json_pointer(c.pointer)));
+    contradicted[nlohmann::ordered_json::json_pointer(c.pointer)] = c.value;
+    const labs::LabResult r = lab.judge_figures(contradicted);
+    CHECK_FALSE(r.holds);
+    CHECK_FALSE(r.inconclusive);
+    const auto it = std::find_if(r.conditions.begin(), r.conditions.end(),
+                                 [&](const labs::Condition& k) { return k.id == c.fails; });
+    REQUIRE(it != r.conditions.end());
+    CHECK(it->status == labs::Status::failed);
+  }
+  // A budget shorter than the lab's own leaves a target not reached undecided, not failed.
+  const labs::Lab& training = labs::find_lab("sqrt-dk-training");
+  std::ifstream in(std::string(SEQGRAD_SOURCE_DATA_DIR) + "/../tests/data/lab_figures/sqrt-dk-training.json");
+  auto short_run = nlohmann::ordered_json::parse(in);
+  short_run["scaled"][0] = 0.8;                                 // short of 0.99, still ahead of every unscaled seed
+  CHECK_FALSE(training.judge_figures(short_run).inconclusive);  // the lab's own budget: a contradiction
+  const labs::LabResult r = training.judge_figures(short_run, {{}, 100});
+  CHECK(r.inconclusive);
+  CHECK(r.conditions[0].why.starts_with("100 steps, fewer than the lab's 600"));
 }
