@@ -130,6 +130,13 @@ Condition& short_budget(Condition& c) {
   return c;
 }
 
+Condition& own_budget(Condition& c) {
+  if (!running) throw std::logic_error("own_budget() outside a lab");
+  if (c.status == Status::failed && trial.steps && *trial.steps != running->steps)
+    c.undecided("lab.why.other_budget", *trial.steps, running->steps);
+  return c;
+}
+
 std::string seeds_text(const std::vector<std::uint64_t>& seeds, text::Lang lang) {
   if (seeds.size() == 1) return text::trf("lab.frame.seed", lang, seeds.front());
   bool consecutive = seeds.size() > 1;

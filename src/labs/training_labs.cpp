@@ -482,10 +482,10 @@ void judge_qk_asymmetry(LabResult& r) {
                self_tied = f["trained"]["self_highest_share"]["tied"];
   r.require("labs.qk-asymmetry.if.xxt", xx_rel, Rel::lt, 1e-6, xx_rel);
   r.require("labs.qk-asymmetry.if.qkt", qk_rel, Rel::gt, 0.1, qk_rel);
-  // The claim has the tied model behind on every seed from 3000 steps, on most at 1000: a shorter run that leaves it
-  // ahead on a seed does not contradict it.
-  short_budget(r.require("labs.qk-asymmetry.if.behind", behind, Rel::eq, static_cast<double>(apart.size()), longer,
-                         behind, apart.size()));
+  // The claim has the tied model behind on every seed after 3000 steps, on most after 1000, and catching up on most
+  // given 6000: on another budget than the lab's, a seed on which it is not behind does not contradict it.
+  own_budget(r.require("labs.qk-asymmetry.if.behind", behind, Rel::eq, static_cast<double>(apart.size()), longer,
+                       behind, apart.size()));
   r.require("labs.qk-asymmetry.if.self", self_tied, Rel::gt, self_apart, 100 * self_tied, 100 * self_apart);
 }
 

@@ -575,4 +575,14 @@ TEST_CASE("every lab's verdict follows its figures: a contradicting figure fails
   const labs::LabResult r = training.judge_figures(short_run, {{}, 100});
   CHECK(r.inconclusive);
   CHECK(r.conditions[0].why.starts_with("100 steps, fewer than the lab's 600"));
+  // A figure the claim states for the lab's own budget alone: on a longer run, where the claim expects otherwise
+  // (qk-asymmetry: the tied model catches up given 6000 steps), a seed not behind is undecided, not a refutation.
+  const labs::Lab& qk = labs::find_lab("qk-asymmetry");
+  std::ifstream qk_in(std::string(SEQGRAD_SOURCE_DATA_DIR) + "/../tests/data/lab_figures/qk-asymmetry.json");
+  auto caught_up = nlohmann::ordered_json::parse(qk_in);
+  caught_up["trained"]["steps_3000"]["accuracy_tied"][0] = 1.0;
+  CHECK_FALSE(qk.judge_figures(caught_up).inconclusive);  // at the lab's own budget, a contradiction
+  const labs::LabResult longer = qk.judge_figures(caught_up, {{}, 2000});
+  CHECK(longer.inconclusive);
+  CHECK(longer.conditions[2].why.starts_with("2000 steps, not the lab's 1000"));
 }
