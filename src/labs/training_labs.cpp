@@ -40,7 +40,6 @@ LabResult gates() {
   LabResult r;
   const std::vector<int> distances{5, 10, 20, 40}, budgets{trial_steps(400), trial_steps(1600)};
   const std::uint64_t seed = trial_seeds().front();
-  std::map<int, std::map<std::string, int>> reach;  // by budget, by model
   for (int steps : budgets) {
     for (const char* kind : {"rnn", "lstm", "gru", "transformer"}) {
       std::vector<double> acc;
@@ -56,7 +55,6 @@ LabResult gates() {
         still = still && a >= 0.9;
         if (still) longest = d;
       }
-      reach[steps][kind] = longest;
       r.figures[std::to_string(steps) + "_steps"][kind] = {
           {"distance", distances}, {"accuracy", acc}, {"reach", longest}};
       std::string row;
@@ -111,7 +109,6 @@ LabResult gru_gradient() {
   const std::uint64_t seed = trial_seeds().front();
   const std::shared_ptr<tasks::Task> task = tasks::make_task({"recall", kDistance, "", ""});
   const tasks::Batch probe = task->eval_batches(64, 64, 1 + seed).front();
-  std::map<std::string, std::pair<double, double>> decay;  // by model: before, after
   std::map<std::string, double> accuracy;
   for (const char* kind : {"lstm", "gru"}) {
     train::TrainConfig c = train::fresh_config(kind, {"recall", kDistance, "", ""}, 32, steps, seed);
@@ -124,7 +121,6 @@ LabResult gru_gradient() {
     once.task = task;
     const train::TrainResult trained = train::run_training(fresh.config, once);
     const double after = inspect::gradient_profile(*trained.model, *task, probe).decay();
-    decay[kind] = {before, after};
     accuracy[kind] = *trained.eval.token_acc;
     r.figures[kind] = {{"far_over_near_before", before}, {"far_over_near_after", after}, {"accuracy", accuracy[kind]}};
     r.line("labs.gru-gradient.row", kind, before, after, steps, accuracy[kind]);
