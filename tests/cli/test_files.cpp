@@ -346,7 +346,8 @@ TEST_CASE("small ones: answers typed on Windows, a file name with a newline, a l
   // A CRLF answer is the answer (the figures are graded), exit 0 when right.
   const auto crlf = run_seqgrad("lab quadratic-cost --answer \"$(printf '100\\r')\"");
   CHECK(crlf.err.find("not a number") == std::string::npos);
-  CHECK((crlf.exit_code == 0 || crlf.exit_code == 1));
+  CHECK(crlf.exit_code <= 3);  // 3: quadratic-cost's times undecided on a busy machine
+  CHECK(crlf.exit_code != 2);
   // A file name with a newline stays on its report line.
   const auto newline = run_seqgrad("exercise check attention \"$(printf 'a\\nb.cpp')\"");
   CHECK(newline.exit_code == 1);

@@ -273,13 +273,13 @@ int main(int argc, char** argv) {
         // On a busy machine a timed condition is left undecided, and the verdict with it: a block whose other lines
         // are the same passes, with the difference said.
         if (differs && timed_lab && !update && now.size() == shown.size()) {
-          std::size_t turned = 0;
+          std::size_t turned = now.size();  // the verdict line, or else the first condition that turned
           bool only_verdicts = true;
           for (std::size_t i = 0; i < now.size(); ++i) {
             if (same(now[i], shown[i])) continue;
             const bool verdict = is_verdict(now[i]) && is_verdict(shown[i]);
             only_verdicts = only_verdicts && (verdict || (is_condition(now[i]) && is_condition(shown[i])));
-            if (verdict) turned = i;
+            if (verdict || turned == now.size()) turned = i;
           }
           if (only_verdicts) {
             std::cerr << path << ":" << b.first_line + 2 + turned << ": `" << b.command
