@@ -8,7 +8,6 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <set>
 #include <string_view>
 
@@ -24,11 +23,11 @@ namespace {
 
 // The claim: with or without the scaling, the weights follow the scores (softmax keeps their order) and sum to 1.
 void judge_by_hand(LabResult& r) {
-  const auto s = numbers(r.figures["scores"]);
+  const auto s = r.figures["scores"].get<std::vector<double>>();
   int out_of_order = 0;  // pairs whose weights do not follow their scores, with the scaling and without
   double off_one = 0;    // the largest distance of a sum of weights from 1
   for (const char* key : {"weights", "weights_unscaled"}) {
-    const auto weight = numbers(r.figures[key]);
+    const auto weight = r.figures[key].get<std::vector<double>>();
     double sum = 0;
     for (std::size_t i = 0; i < s.size(); ++i) {
       sum += weight[i];
@@ -42,7 +41,7 @@ void judge_by_hand(LabResult& r) {
 
 }  // namespace
 
-LabResult attention_by_hand(const std::vector<std::vector<double>>& vectors, int query) {
+LabResult by_hand_figures(const std::vector<std::vector<double>>& vectors, int query) {
   const int n = static_cast<int>(vectors.size());
   if (n < 2) throw std::invalid_argument(text::msg("labs.by-hand.two_vectors"));
   const int d = static_cast<int>(vectors[0].size());
@@ -79,6 +78,11 @@ LabResult attention_by_hand(const std::vector<std::vector<double>>& vectors, int
   double total = 0;
   for (double x : w) total += x;
   r.figures["weights_sum"] = total;
+  return r;
+}
+
+LabResult attention_by_hand(const std::vector<std::vector<double>>& vectors, int query) {
+  LabResult r = by_hand_figures(vectors, query);
   judge_by_hand(r);
   r.settle();
   return r;
@@ -87,8 +91,7 @@ LabResult attention_by_hand(const std::vector<std::vector<double>>& vectors, int
 namespace {
 
 LabResult chapter_example() {
-  LabResult r = attention_by_hand({{1, 0}, {0.9, 0.1}, {0, 1}}, 0);
-  r.conditions.clear();  // judged again, with the chapter's own conditions, by judge_chapter_example
+  LabResult r = by_hand_figures({{1, 0}, {0.9, 0.1}, {0, 1}}, 0);
   r.lines.insert(r.lines.begin(), std::string(text::tr("labs.attention-by-hand.vectors", text::Lang::en)));
   r.lines_ko.insert(r.lines_ko.begin(), std::string(text::tr("labs.attention-by-hand.vectors", text::Lang::ko)));
   return r;
@@ -401,30 +404,28 @@ LabResult no_position() {
 void judge_no_position(LabResult& r) {
   const auto& f = r.figures;
   const auto largest = [&](const char* key) {
-    const auto v = numbers(f[key]);
+    const auto v = f[key].get<std::vector<double>>();
     return *std::max_element(v.begin(), v.end());
   };
   const auto smallest = [&](const std::string& key) {
-    const auto v = numbers(f[key]);
+    const auto v = f[key].get<std::vector<double>>();
     return *std::min_element(v.begin(), v.end());
   };
   const double blind_diff = std::max(largest("max_diff_none"), largest("mean_diff_none"));
   r.require("labs.no-position.if.blind", blind_diff, Rel::lt, 1e-5, blind_diff);
-  std::map<std::string, double> rows_min, mean_min;
-  for (const auto& [label, key] : {std::pair{"labs.no-position.sinusoidal", "sinusoidal"},
-                                   std::pair{"labs.no-position.no_pe_causal", "none_causal"}}) {
-    rows_min[label] = smallest(std::string("max_diff_") + key);
-    mean_min[label] = smallest(std::string("mean_diff_") + key);
-  }
-  for (const char* label : {"labs.no-position.sinusoidal", "labs.no-position.no_pe_causal"}) {
-    const std::string id = std::string(label) == "labs.no-position.sinusoidal" ? "_pe" : "_mask";
-    const auto named = [&](text::Lang lang) { return std::string(text::tr(label, lang)); };
-    r.require("labs.no-position.if.rows", rows_min[label], Rel::gt, 1e-2, named(text::Lang::en), rows_min[label])
-        .as("rows" + id)
-        .say("labs.no-position.if.rows", named(text::Lang::ko), rows_min[label]);
-    r.require("labs.no-position.if.mean", mean_min[label], Rel::gt, 1e-3, named(text::Lang::en), mean_min[label])
-        .as("mean" + id)
-        .say("labs.no-position.if.mean", named(text::Lang::ko), mean_min[label]);
+  struct Setting {
+    const char *label, *key, *id;  // its name in the catalogue, its figures' key, its conditions' id
+  };
+  for (const Setting s : {Setting{"labs.no-position.sinusoidal", "sinusoidal", "_pe"},
+                          Setting{"labs.no-position.no_pe_causal", "none_causal", "_mask"}}) {
+    const double rows = smallest(std::string("max_diff_") + s.key), mean = smallest(std::string("mean_diff_") + s.key);
+    const auto named = [&](text::Lang lang) { return std::string(text::tr(s.label, lang)); };
+    r.require("labs.no-position.if.rows", rows, Rel::gt, 1e-2, named(text::Lang::en), rows)
+        .as(std::string("rows") + s.id)
+        .say("labs.no-position.if.rows", named(text::Lang::ko), rows);
+    r.require("labs.no-position.if.mean", mean, Rel::gt, 1e-3, named(text::Lang::en), mean)
+        .as(std::string("mean") + s.id)
+        .say("labs.no-position.if.mean", named(text::Lang::ko), mean);
   }
 }
 

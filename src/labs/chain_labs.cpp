@@ -93,7 +93,7 @@ LabResult path_length() {
 
 void judge_path_length(LabResult& r) {
   for (const char* kind : {"rnn", "lstm", "transformer"}) {
-    const auto paths = numbers(r.figures[kind]["path_from_first"]);
+    const auto paths = r.figures[kind]["path_from_first"].get<std::vector<double>>();
     const int first = static_cast<int>(paths.front()), last = static_cast<int>(paths.back()), growth = last - first;
     if (std::string(kind) == "transformer") {
       r.require("labs.path-length.if.flat", growth, Rel::eq, 0, first, last);

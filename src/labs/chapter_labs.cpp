@@ -66,14 +66,15 @@ LabResult shared_weights() {
 void judge_shared_weights(LabResult& r) {
   double recurrent_change = 0, sinusoidal_change = 0, learned_off = 0;  // parameters that change with T; off the table
   const auto change = [&](const char* label) {
-    const auto counts = numbers(r.figures[label]["parameters"]);
+    const auto counts = r.figures[label]["parameters"].get<std::vector<double>>();
     return *std::max_element(counts.begin(), counts.end()) - *std::min_element(counts.begin(), counts.end());
   };
   for (const char* label : {"rnn", "lstm", "gru"}) recurrent_change = std::max(recurrent_change, change(label));
   sinusoidal_change = change("transformer (sinusoidal)");
   // One vector of width d_model per position the table can hold.
   const auto& learned = r.figures["transformer (learned)"];
-  const auto counts = numbers(learned["parameters"]), lens = numbers(learned["len"]);
+  const auto counts = learned["parameters"].get<std::vector<double>>(),
+             lens = learned["len"].get<std::vector<double>>();
   for (std::size_t i = 1; i < lens.size(); ++i)
     learned_off = std::max(learned_off, std::abs(counts[i] - counts[0] - 64.0 * (lens[i] - lens[0])));
   r.require("labs.shared-weights.if.recurrent", recurrent_change, Rel::eq, 0, recurrent_change);
@@ -140,10 +141,10 @@ LabResult clipping() {
 
 // Unclipped, every seed ends worse than it started; clipped, most seeds learn the task.
 void judge_clipping(LabResult& r) {
-  const auto first_loss = numbers(r.figures["unclipped"]["first_loss"]),
-             final_loss = numbers(r.figures["unclipped"]["final_loss"]),
-             clipped = numbers(r.figures["clipped"]["accuracy"]),
-             unclipped = numbers(r.figures["unclipped"]["accuracy"]);
+  const auto first_loss = r.figures["unclipped"]["first_loss"].get<std::vector<double>>(),
+             final_loss = r.figures["unclipped"]["final_loss"].get<std::vector<double>>(),
+             clipped = r.figures["clipped"]["accuracy"].get<std::vector<double>>(),
+             unclipped = r.figures["unclipped"]["accuracy"].get<std::vector<double>>();
   long diverged = 0;
   for (std::size_t i = 0; i < first_loss.size(); ++i) diverged += final_loss[i] > first_loss[i];
   const auto learned = std::count_if(clipped.begin(), clipped.end(), [](double a) { return a >= 0.9; });
@@ -177,7 +178,7 @@ LabResult context_vector() {
   std::vector<std::vector<double>> fresh;
   r.line("labs.context-vector.words");
   for (const Sentence& s : sentences) {
-    const LabResult a = attention_by_hand(s.words, 2);  // 은행에 asks
+    const LabResult a = by_hand_figures(s.words, 2);  // 은행에 asks
     const auto v = a.figures["new_vector"].get<std::vector<double>>();
     fresh.push_back(v);
     const double to_river = cosine(v, river), to_money = cosine(v, money);
@@ -299,11 +300,15 @@ void judge_attention_learned(LabResult& r) {
   }
   // A budget shorter than the lab's may leave recall unlearned: then the weights' growth cannot be judged either.
   const bool unlearned = accuracy <= 0.9;
-  Condition& learned = short_budget(r.require("labs.attention-learned.if.learned", accuracy, Rel::gt, 0.9, accuracy));
-  for (Condition* c : {&r.require("labs.attention-learned.if.growth", growth, Rel::gt, 3, growth),
-                       &r.require("labs.attention-learned.if.one_head", top, Rel::gt, 0.5, top)})
-    if (unlearned && learned.status == Status::inconclusive && c->status == Status::failed)
-      c->undecided("lab.why.unlearned");
+  const bool unjudged =
+      unlearned &&
+      short_budget(r.require("labs.attention-learned.if.learned", accuracy, Rel::gt, 0.9, accuracy)).status ==
+          Status::inconclusive;
+  const auto looks = [&](Condition& c) {
+    if (unjudged && c.status == Status::failed) c.undecided("lab.why.unlearned");
+  };
+  looks(r.require("labs.attention-learned.if.growth", growth, Rel::gt, 3, growth));
+  looks(r.require("labs.attention-learned.if.one_head", top, Rel::gt, 0.5, top));
 }
 
 // Whether the heap's reading sees an allocation (under a sanitizer's own
@@ -364,8 +369,9 @@ LabResult attention_memory() {
 
 void judge_attention_memory(LabResult& r) {
   const bool measured = r.figures["measured"];
-  const auto attention = numbers(r.figures["transformer"]["mib"]), rnn = numbers(r.figures["rnn"]["mib"]),
-             counted = numbers(r.figures["transformer"]["mib_estimated"]);
+  const auto attention = r.figures["transformer"]["mib"].get<std::vector<double>>(),
+             rnn = r.figures["rnn"]["mib"].get<std::vector<double>>(),
+             counted = r.figures["transformer"]["mib_estimated"].get<std::vector<double>>();
   const double attention_growth = attention[3] / attention[2], rnn_growth = rnn[3] / rnn[2];
   // The count (the estimate train makes before it allocates) decides always; the bytes the heap holds decide where
   // they can be read, and are undecided where they cannot (a sanitizer's allocator, a system without the reading).
@@ -412,7 +418,8 @@ LabResult sqrt_dk_training() {
 }
 
 void judge_sqrt_dk_training(LabResult& r) {
-  const auto scaled = numbers(r.figures["scaled"]), unscaled = numbers(r.figures["unscaled"]);
+  const auto scaled = r.figures["scaled"].get<std::vector<double>>(),
+             unscaled = r.figures["unscaled"].get<std::vector<double>>();
   const int steps = r.figures["steps"];
   const double worst_scaled = *std::min_element(scaled.begin(), scaled.end()),
                best_unscaled = *std::max_element(unscaled.begin(), unscaled.end());

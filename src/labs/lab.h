@@ -88,7 +88,8 @@ struct LabResult {
     lines_ko.push_back(make(text::Lang::ko));
   }
   // A condition of the claim: `figure` must stand to `threshold` as `rel` says, held or failed by that. Its text is
-  // the catalogue's `id` ("labs.NAME.if.ID", whose last part is the condition's id) with `args` filled in.
+  // the catalogue's `id` ("labs.NAME.if.ID", whose last part is the condition's id) with `args` filled in. The
+  // reference returned is good until the next require (which may move the conditions).
   template <class... A>
   Condition& require(std::string_view id, double figure, Rel rel, double threshold, const A&... args) {
     Condition c;
@@ -146,7 +147,8 @@ struct Lab {
   bool over_seeds = false;
   double seconds = 0;  // how long it takes, about, on the machine the guides were made on (lab --list)
   // The verdict's conditions, from the result's figures alone: a test can feed it figures of its own (figures that
-  // contradict the claim must fail it). Run after the experiment; the trial is readable as in the experiment.
+  // contradict the claim must fail it). Run after the experiment; the trial is readable as in the experiment. Every
+  // lab has one (all_labs checks).
   std::function<void(LabResult&)> judge = nullptr;
 
   // The experiment, its result named and with its claim. Throws std::invalid_argument (one line) for a trial the

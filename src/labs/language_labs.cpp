@@ -142,7 +142,7 @@ LabResult agreement() {
 void judge_agreement(LabResult& r) {
   double agrees = 1, subject = 1, attractor = 0;
   for (const auto& seed : r.figures["seeds"]) {
-    const auto looks = numbers(seed["layer2_rows_after"][seed["subject_head"].get<std::size_t>()]);
+    const auto looks = seed["layer2_rows_after"][seed["subject_head"].get<std::size_t>()].get<std::vector<double>>();
     agrees = std::min(agrees, seed["agrees_after"].get<double>());
     subject = std::min(subject, looks[kSubject]);
     attractor = std::max(attractor, looks[kAttractor] / looks[kSubject]);

@@ -79,8 +79,9 @@ LabResult pe_shift() {
 }
 
 void judge_pe_shift(LabResult& r) {
-  const auto errors = numbers(r.figures["max_error"]), d = numbers(r.figures["d"]),
-             mean = numbers(r.figures["mean_abs_cos"]), theory = numbers(r.figures["sqrt_2_over_pi_d"]);
+  const auto errors = r.figures["max_error"].get<std::vector<double>>(), d = r.figures["d"].get<std::vector<double>>(),
+             mean = r.figures["mean_abs_cos"].get<std::vector<double>>(),
+             theory = r.figures["sqrt_2_over_pi_d"].get<std::vector<double>>();
   const double shift_error = *std::max_element(errors.begin(), errors.end());
   double cos_off = 0;
   for (std::size_t i = 0; i < d.size(); ++i)

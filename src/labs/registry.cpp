@@ -36,17 +36,23 @@ Lab judged(Lab lab, std::function<void(LabResult&)> judge) {
   return lab;
 }
 
-std::vector<double> numbers(const nlohmann::ordered_json& array) {
-  std::vector<double> out;
-  for (const auto& x : array) out.push_back(x.get<double>());
-  return out;
-}
-
 namespace {
 
 // The lab running on this thread and its trial (Lab::run sets them).
 thread_local const Lab* running = nullptr;
 thread_local Trial trial;
+
+// While it lives, `lab` runs under `t` on this thread.
+struct TrialScope {
+  TrialScope(const Lab* lab, const Trial& t) {
+    running = lab;
+    trial = t;
+  }
+  ~TrialScope() {
+    running = nullptr;
+    trial = {};
+  }
+};
 
 std::string names_of(bool (*has)(const Lab&)) {
   std::string names;
@@ -71,37 +77,18 @@ void Lab::check(const Trial& t) const {
 
 LabResult Lab::run(const Trial& t) const {
   check(t);
-  struct Scope {
-    Scope(const Lab* lab, const Trial& t) {
-      running = lab;
-      trial = t;
-    }
-    ~Scope() {
-      running = nullptr;
-      trial = {};
-    }
-  } scope(this, t);
+  const TrialScope scope(this, t);
   LabResult r = experiment();
   r.name = name;
   r.claim = claim_text(*this, text::Lang::en, t.steps);
-  if (judge) judge(r);
+  judge(r);
   r.settle();
   return r;
 }
 
 LabResult Lab::judge_figures(const nlohmann::ordered_json& figures, const Trial& t) const {
-  if (!judge) throw std::logic_error("the lab " + name + " judges inside its experiment");
   check(t);
-  struct Scope {
-    Scope(const Lab* lab, const Trial& t) {
-      running = lab;
-      trial = t;
-    }
-    ~Scope() {
-      running = nullptr;
-      trial = {};
-    }
-  } scope(this, t);
+  const TrialScope scope(this, t);
   LabResult r;
   r.name = name;
   r.figures = figures;
@@ -220,6 +207,7 @@ const std::vector<Lab>& all_labs() {
       const std::string id = "lab." + lab.name;
       if (!text::has(id + ".try") || (lab.question && !(text::has(id + ".question") && text::has(id + ".format"))))
         throw std::logic_error("the catalogue lacks texts of " + id);
+      if (!lab.judge) throw std::logic_error("the lab " + lab.name + " has no judge");
     }
     return l;
   }();

@@ -19,8 +19,9 @@ Lab compared_over_seeds(Lab lab);
 // The same lab, its verdict's conditions written by `judge` from the result's figures alone (Lab::judge).
 Lab judged(Lab lab, std::function<void(LabResult&)> judge);
 
-// The numbers of a JSON array of numbers.
-std::vector<double> numbers(const nlohmann::ordered_json& array);
+// attention-by-hand's figures and lines (the weights of `query` over `vectors`), without a verdict
+// (attention_labs.cpp); attention_by_hand() judges them.
+LabResult by_hand_figures(const std::vector<std::vector<double>>& vectors, int query);
 
 // Inside a lab's experiment, the trial it runs: the seeds to train or draw on
 // (the lab's own, or those the student gave), and a training run's steps,

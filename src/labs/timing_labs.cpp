@@ -26,24 +26,6 @@ struct Layout {
   double per_link() const { return gflop * 1e9 / chain; }                    // FLOPs per op of the chain
 };
 
-// Whether a second core is free now: a fixed loop (arithmetic only, no memory)
-// run on two of the backend's threads at once, against the same loop on one
-// thread, the median of seven tries each (the median: a busy machine has lucky
-// moments, and the fastest try would find one). Two measures, the larger one
-// counts: the time on two threads against one, and each of the two threads'
-// time against the time the kernel had it on a core (its CPU time). The first
-// sees a second core that is slower when both work (a shared core); the second
-// sees a core taken by other processes even when every thread is slowed alike,
-// which the first alone misses on a machine loaded from several sides. Near 1
-// when the second core is free; about 1.5 and more when another process wants
-// it too, and then no time taken on two threads can say what a second core
-// does for a step.
-double thread_cpu_seconds() {
-  timespec t{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return -1;
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
 std::string flops_text(double f) {
   return f >= 1e6 ? fmt::format("{:.1f} MFLOP", f / 1e6) : fmt::format("{:.0f} kFLOP", f / 1e3);
 }
@@ -121,6 +103,12 @@ LabResult sequential_time() {
 
 namespace {
 
+double thread_cpu_seconds() {
+  timespec t{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return -1;
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 // The fixed loop: arithmetic only, no memory.
 void spin() {
   volatile double x = 1;
@@ -147,6 +135,18 @@ double own_core_cost() {
   return tries.empty() ? 1.0 : median(tries);
 }
 
+// Whether a second core is free now: a fixed loop (arithmetic only, no memory)
+// run on two of the backend's threads at once, against the same loop on one
+// thread, the median of seven tries each (the median: a busy machine has lucky
+// moments, and the fastest try would find one). Two measures, the larger one
+// counts: the time on two threads against one, and each of the two threads'
+// time against the time the kernel had it on a core (its CPU time). The first
+// sees a second core that is slower when both work (a shared core); the second
+// sees a core taken by other processes even when every thread is slowed alike,
+// which the first alone misses on a machine loaded from several sides. Near 1
+// when the second core is free; about 1.5 and more when another process wants
+// it too, and then no time taken on two threads can say what a second core
+// does for a step.
 double second_core_cost() {
   struct Tries {
     std::vector<double> wall, off_core;  // each try's time; its slowest thread's time over its CPU time
@@ -242,11 +242,7 @@ void sequential_time_conditions(LabResult& r) {
 }
 
 Verdict sequential_time_verdict(const nlohmann::ordered_json& figures) {
-  LabResult r;
-  r.figures = figures;
-  sequential_time_conditions(r);
-  r.settle();
-  return verdict_of(r);
+  return verdict_of(find_lab("sequential-time").judge_figures(figures));
 }
 
 void add_timing_labs(std::vector<Lab>& labs) {

@@ -238,7 +238,7 @@ void judge_multi_head(LabResult& r) {
   for (int heads : {1, 4}) {
     const auto& h = f[fmt::format("heads_{}", heads)];
     for (const auto& s : h["steps_to_90"]) reached[heads].push_back(s.get<long>());
-    accuracy[heads] = numbers(h["accuracy_by_seed"]);
+    accuracy[heads] = h["accuracy_by_seed"].get<std::vector<double>>();
   }
   const std::size_t seeds = reached[1].size();
   r.require("labs.multi-head.if.params", params_4, Rel::eq, params_1, params_4, params_1);
@@ -326,7 +326,9 @@ LabResult ffn() {
 }
 
 void judge_ffn(LabResult& r) {
-  const auto accuracy = [&](const char* name) { return numbers(r.figures[name]["accuracy_by_seed"]); };
+  const auto accuracy = [&](const char* name) {
+    return r.figures[name]["accuracy_by_seed"].get<std::vector<double>>();
+  };
   const auto worst = [&](std::initializer_list<const char*> names) {
     double w = 1;
     for (const char* n : names) {
@@ -471,7 +473,8 @@ void judge_qk_asymmetry(LabResult& r) {
   nlohmann::ordered_json last;
   for (const auto& [key, run] : f["trained"].items())
     if (key.rfind("steps_", 0) == 0) longer = std::stoi(key.substr(6)), last = run;
-  const auto apart = numbers(last["accuracy_apart"]), tied = numbers(last["accuracy_tied"]);
+  const auto apart = last["accuracy_apart"].get<std::vector<double>>(),
+             tied = last["accuracy_tied"].get<std::vector<double>>();
   int behind = 0;  // seeds on which the tied model is behind after the longer run
   for (std::size_t i = 0; i < apart.size(); ++i) behind += tied[i] < apart[i];
   const double self_apart = f["trained"]["self_highest_share"]["apart"],
@@ -562,7 +565,9 @@ LabResult value_proj() {
 void judge_value_proj(LabResult& r) {
   const double diff = r.figures["fold"]["largest_difference"], size = r.figures["fold"]["largest_logit"];
   r.require("labs.value-proj.if.fold", diff / std::max(1.0, size), Rel::lt, 1e-5, diff);
-  const auto loss = [&](const char* name) { return numbers(r.figures["four_heads"][name]["held_out_loss"]); };
+  const auto loss = [&](const char* name) {
+    return r.figures["four_heads"][name]["held_out_loss"].get<std::vector<double>>();
+  };
   const auto paper = loss("w_v");
   const auto [wlo, whi] = std::minmax_element(paper.begin(), paper.end());
   for (const char* name : {"v_is_x", "v_is_k"}) {
