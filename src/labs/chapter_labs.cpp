@@ -300,10 +300,9 @@ void judge_attention_learned(LabResult& r) {
   }
   // A budget shorter than the lab's may leave recall unlearned: then the weights' growth cannot be judged either.
   const bool unlearned = accuracy <= 0.9;
-  const bool unjudged =
-      unlearned &&
-      short_budget(r.require("labs.attention-learned.if.learned", accuracy, Rel::gt, 0.9, accuracy)).status ==
-          Status::inconclusive;
+  const Status learned =
+      short_budget(r.require("labs.attention-learned.if.learned", accuracy, Rel::gt, 0.9, accuracy)).status;
+  const bool unjudged = unlearned && learned == Status::inconclusive;
   const auto looks = [&](Condition& c) {
     if (unjudged && c.status == Status::failed) c.undecided("lab.why.unlearned");
   };

@@ -555,6 +555,15 @@ TEST_CASE("every lab's verdict follows its figures: a contradicting figure fails
     const labs::LabResult as_run = lab.judge_figures(figures);
     for (const auto& cond : as_run.conditions) INFO(cond.id << ": " << cond.text << " " << cond.why);
     CHECK(as_run.holds);
+    // Every condition the catalogue has for the lab is judged ("flops_above" as flops_above_64 and _512 too).
+    const std::string prefix = std::string("labs.") + c.lab + ".if.";
+    for (const text::Entry& e : text::entries()) {
+      if (!e.id.starts_with(prefix)) continue;
+      const std::string id(e.id.substr(prefix.size()));
+      INFO("condition " << id);
+      CHECK(std::any_of(as_run.conditions.begin(), as_run.conditions.end(),
+                        [&](const labs::Condition& k) { return k.id == id || k.id.starts_with(id + "_"); }));
+    }
     auto contradicted = figures;
     REQUIRE(contradicted.contains(nlohmann::ordered_json::json_pointer(c.pointer)));
     contradicted[nlohmann::ordered_json::json_pointer(c.pointer)] = c.value;
