@@ -106,7 +106,9 @@ test-fuzz: build
 	else echo "fuzz: skipped (no clang++ with libFuzzer here; Apple's clang has none)"; fi
 
 # The builds a student's machine may have, made here with Debian's packages:
-# clang with libc++ (what macOS has), all its tests but the labs' try-this lines; GCC for 64-bit ARM (Apple
+# clang with libc++ (what macOS has), all its tests but the labs' try-this lines and the guides' outputs (written
+# by the GCC build: here trained figures and times differ, so only their shape could be compared, and the
+# guides' labs take over 15 minutes without x86-64-v3's kernels); GCC for 64-bit ARM (Apple
 # Silicon, Linux arm64), its engine, task and model tests under qemu-user (the
 # command-line tests run the program itself, which needs binfmt_misc, and the
 # trained ones are slow under emulation). Every build must write data/ byte
@@ -120,7 +122,7 @@ test-ports: build
 	cmake -S . -B $(BUILD_CLANG) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS=-stdlib=libc++ \
 	  -DSEQGRAD_FMT_HEADER_ONLY=ON >/dev/null
 	cmake --build $(BUILD_CLANG) -j $(JOBS)
-	ctest --test-dir $(BUILD_CLANG) $(CTEST_FLAGS) -E "try this" > $(BUILD_CLANG)/ctest.log 2>&1 || { tail -40 $(BUILD_CLANG)/ctest.log; exit 1; }
+	ctest --test-dir $(BUILD_CLANG) $(CTEST_FLAGS) -E "try this|docs: the guides" > $(BUILD_CLANG)/ctest.log 2>&1 || { tail -40 $(BUILD_CLANG)/ctest.log; exit 1; }
 	cmake -S . -B $(BUILD_ARM) -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
 	  -DSEQGRAD_FMT_HEADER_ONLY=ON >/dev/null
 	cmake --build $(BUILD_ARM) -j $(JOBS)

@@ -25,7 +25,8 @@
 // Trained figures change in their last digits with the compiler's flags: when
 // a guide's first block is `$ seqgrad --version` and the binary's version line
 // (which names the build) is not the one shown, that guide's numbers are all
-// compared as '#', with a note, and --update rewrites them; so are the shades
+// compared as '#' (and a Korean particle after one in one form), with a note, and --update
+// rewrites them; so are the shades
 // of a drawn map (' ', '░', '▒', '▓', '█'), which may be one step apart.
 //
 // A block may also start with "$ python3 ..." (the guides' last section runs
@@ -160,7 +161,15 @@ bool is_condition(const std::string& line) {
 
 std::string mask_numbers(const std::string& s) {
   static const std::regex number(R"( *[-+]?\d+(\.\d+)?(e[-+]?\d+)?)");  // with the spaces that pad it to a column
-  return std::regex_replace(s, number, " #");
+  // A Korean particle after a number follows how its last digit is read ("0.515가", "0.513이"): one form of each.
+  static const std::pair<std::regex, const char*> particles[] = {{std::regex(R"(#(이|가)(?=[ ,.)]|$))"), "#가"},
+                                                                 {std::regex(R"(#(과|와)(?=[ ,.)]|$))"), "#와"},
+                                                                 {std::regex(R"(#(은|는)(?=[ ,.)]|$))"), "#는"},
+                                                                 {std::regex(R"(#(을|를)(?=[ ,.)]|$))"), "#를"},
+                                                                 {std::regex(R"(#(으로|로)(?=[ ,.)]|$))"), "#로"}};
+  std::string out = std::regex_replace(s, number, " #");
+  for (const auto& [particle, one_form] : particles) out = std::regex_replace(out, particle, one_form);
+  return out;
 }
 
 // The code points of a UTF-8 line.
