@@ -1,6 +1,7 @@
 #include "src/io/files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,6 +26,7 @@ std::string reason(int err) {
                                                            {EIO, "io.errno.eio"},
                                                            {ENAMETOOLONG, "io.errno.enametoolong"},
                                                            {EMFILE, "io.errno.emfile"}};
+  if (err == ELOOP) return text::msg("io.errno.eloop");  // from O_NOFOLLOW: strerror's words would mislead
   if (text::lang() == text::Lang::ko)
     for (const auto& [value, id] : kKnown)
       if (value == err) return text::msg(id);
@@ -36,10 +38,33 @@ std::string reason(const std::error_code& ec) {
   return errno_value ? reason(ec.value()) : ec.message();
 }
 
+namespace {
+
+// The permissions a file made with mode 0644 gets under the process's umask (read once: umask can only be read
+// by setting it).
+mode_t file_mode() {
+  static const mode_t mode = [] {
+    const mode_t mask = ::umask(022);
+    ::umask(mask);
+    return static_cast<mode_t>(0644 & ~mask);
+  }();
+  return mode;
+}
+
+}  // namespace
+
 void write_file(const std::string& path, std::initializer_list<std::string_view> pieces) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A fresh name no one could guess, made with O_EXCL: a link planted beside PATH (at PATH.tmp, or anywhere) is
+  // never followed, and rename() replaces a link at PATH itself instead of writing through it.
+  std::string tmp = path + std::string(kTemporaryMark) + "XXXXXX";
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(text::msg("io.cannot_write", path, reason(errno)));
+  if (::fchmod(fd, file_mode()) != 0) {
+    const std::string why = reason(errno);
+    ::close(fd);
+    std::remove(tmp.c_str());
+    throw std::runtime_error(text::msg("io.cannot_write", path, why));
+  }
   // On any failure: the reason first (close and remove may change errno), then the temporary goes.
   const auto fail = [&]() {
     const std::string why = reason(errno);

@@ -10,9 +10,14 @@
 
 namespace seqgrad::io {
 
-// Writes the pieces, one after the other, to `path` whole: into PATH.tmp
-// beside it, synced, then renamed over PATH. A kill or a full disk at any
-// moment leaves the old file or the new one, never a part, and no PATH.tmp.
+// What write_file puts after a name to make its temporary's: NAME.tmp-XXXXXX.
+inline constexpr std::string_view kTemporaryMark = ".tmp-";
+
+// Writes the pieces, one after the other, to `path` whole: into a new file
+// beside it under a fresh name (PATH.tmp-XXXXXX, made with O_EXCL, so that no
+// planted link is followed), synced, then renamed over PATH. A full disk at any
+// moment leaves the old file or the new one, never a part, and no temporary; a
+// kill leaves at most a temporary, which the next write does not need.
 // Throws std::runtime_error "cannot write PATH: <the system's reason>".
 void write_file(const std::string& path, std::initializer_list<std::string_view> pieces);
 inline void write_file(const std::string& path, std::string_view text) { write_file(path, {text}); }

@@ -17,8 +17,7 @@ namespace seqgrad::train {
 namespace fs = std::filesystem;
 
 const std::vector<std::string>& run_file_names() {
-  static const std::vector<std::string> names{kCheckpointFile, kLogFile, kLockFile,
-                                              std::string(kCheckpointFile) + ".tmp", std::string(kLogFile) + ".tmp"};
+  static const std::vector<std::string> names{kCheckpointFile, kLogFile, kLockFile};
   return names;
 }
 

@@ -1,7 +1,7 @@
 // A run directory's own files, and the outputs that may not land on them.
 //
 // A run directory holds checkpoint.safetensors, log.csv and .lock (and, for a
-// moment, their .tmp files). Every option that writes a file (train
+// moment, io::write_file's temporaries of the first two). Every option that writes a file (train
 // --save-grads, grads --csv/--svg, graph --out, lab --svg, compare --out) asks
 // check_output first, so that no output replaces a run's checkpoint, its log,
 // a file beside a run that is going on, or a file the command reads.

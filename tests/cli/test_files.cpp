@@ -144,7 +144,6 @@ TEST_CASE("no output option replaces a run's file, a file beside a run going on,
       {"grads --csv " + run + "/../run/.lock", "would replace the .lock of the run"},
       {"grads --checkpoint " + run + " --csv " + root + "/link/log.csv", "would replace the run's own log.csv"},
       {"graph --out " + run + "/checkpoint.safetensors", "would replace the checkpoint.safetensors of the run"},
-      {"graph --out " + run + "/log.csv.tmp", "would replace the log.csv.tmp of the run"},
       {"attention " + run + " --out " + run + "/checkpoint.safetensors", "is a file; name a directory"},
   };
   for (const Case& c : cases) {
@@ -412,5 +411,63 @@ TEST_CASE("export to PyTorch and import back give the run's weights bit for bit,
   REQUIRE(run_seqgrad("export " + (d / "run").string() + " --out " + (d / "pt").string() + " --overwrite").exit_code ==
           0);
   CHECK(slurp(d / "pt" / "notes.txt") == "mine");
+  fs::remove_all(d);
+}
+
+TEST_CASE("a link planted at a name a writer uses, its temporary's or its own, is never followed", "[cli][files]") {
+  const fs::path d = test::temp_path("links");
+  fs::remove_all(d);
+  fs::create_directories(d);
+  const fs::path victim = d / "victim.txt";
+  std::ofstream(victim) << "precious";
+  const auto plant = [&](const fs::path& at) {
+    fs::create_directories(at.parent_path());
+    fs::remove(at);
+    fs::create_symlink(victim, at);
+  };
+  // Every name that holds a temporary of write_file: none left after a write that succeeded.
+  const auto no_temporary = [&](const fs::path& dir) {
+    for (const auto& e : fs::directory_iterator(dir))
+      CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
+  };
+  struct Case {
+    std::vector<std::string> links;  // under d
+    std::string args;                // D stands for d
+    int code = 0;
+  };
+  const std::string train = "train --model rnn --task recall" + kSmall;
+  const std::vector<Case> cases{
+      {{"fresh/log.csv.tmp", "fresh/checkpoint.safetensors.tmp"}, train + "--out D/fresh"},
+      {{"run/checkpoint.safetensors.tmp", "run/log.csv.tmp"}, "train --resume D/run --steps 6"},
+      {{"over/log.csv", "over/checkpoint.safetensors"}, train + "--out D/over --overwrite"},
+      {{"g.dot.tmp"}, "graph --model rnn --steps 3 --out D/g.dot"},
+      {{"g.dot"}, "graph --model rnn --steps 3 --out D/g.dot"},
+      {{"ex/attention.cpp.tmp"}, "exercise start attention --dir D/ex"},
+      {{"pt/weights.safetensors.tmp", "pt/README.md.tmp", "pt/model.py"}, "export D/run --out D/pt --overwrite"},
+      {{"back/checkpoint.safetensors.tmp"}, "import D/pt --out D/back", 2},  // a folder with files: refused
+  };
+  REQUIRE(run_seqgrad(train + "--out " + (d / "run").string()).exit_code == 0);
+  for (const Case& c : cases) {
+    INFO(c.args);
+    for (const std::string& link : c.links) plant(d / link);
+    std::string args = c.args;
+    for (std::size_t at; (at = args.find("D/")) != std::string::npos;) args.replace(at, 1, d.string());
+    const auto r = run_seqgrad(args);
+    INFO(r.err);
+    CHECK(r.exit_code == c.code);
+    CHECK(slurp(victim) == "precious");
+    for (const std::string& link : c.links) no_temporary((d / link).parent_path());
+  }
+  // The run's lock is opened, never created through a link: the run is refused in one line, and nothing written.
+  plant(d / "locked" / ".lock");
+  const auto locked = run_seqgrad(train + "--out " + (d / "locked").string());
+  CHECK(locked.exit_code != 0);
+  CHECK(locked.err.find("symbolic link") != std::string::npos);
+  CHECK(std::count(locked.err.begin(), locked.err.end(), '\n') == 1);
+  CHECK(slurp(victim) == "precious");
+  // A temporary a killed write left behind is the run's to clear: the next run takes it away.
+  std::ofstream(d / "run" / "checkpoint.safetensors.tmp-a1B2c3") << "half";
+  REQUIRE(run_seqgrad("train --resume " + (d / "run").string() + " --steps 8").exit_code == 0);
+  CHECK_FALSE(fs::exists(d / "run" / "checkpoint.safetensors.tmp-a1B2c3"));
   fs::remove_all(d);
 }
