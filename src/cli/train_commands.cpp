@@ -202,17 +202,19 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   t->add_option("--task", c.task.name, nn::choices::one_of_text(tasks::task_names()))
       ->check(CLI::IsMember(tasks::task_names()))
       ->capture_default_str();
-  t->add_option("--len", c.task.len, text::msg("train.help.len"))->check(CLI::Range(0, 4096))->capture_default_str();
+  t->add_option("--len", c.task.len, text::msg("train.help.len"))
+      ->check(CLI::Range(0, train::kMaxLen))
+      ->capture_default_str();
   t->add_option("--text", c.task.text_path, text::msg("train.help.text"));
   t->add_option("--d-model", c.model.d_model, text::msg("train.help.d_model"))
-      ->check(CLI::Range(1, 4096))
+      ->check(CLI::Range(1, nn::kMaxDModel))
       ->capture_default_str();
-  t->add_option("--layers", a->layers, text::msg("train.help.layers"))->check(CLI::Range(1, 64));
+  t->add_option("--layers", a->layers, text::msg("train.help.layers"))->check(CLI::Range(1, nn::kMaxLayers));
   t->add_option("--heads", c.model.heads, text::msg("train.help.heads"))
-      ->check(CLI::Range(1, 256))
+      ->check(CLI::Range(1, nn::kMaxHeads))
       ->capture_default_str();
   t->add_option("--ffn-mult", c.model.ffn_mult, text::msg("train.help.ffn_mult"))
-      ->check(CLI::Range(1, 64))
+      ->check(CLI::Range(1, nn::kMaxFfnMult))
       ->capture_default_str();
   // The switches set the model's fields themselves (a --no-* flag turns its field off).
   const auto off = [](bool& field) { return [&field](std::int64_t) { field = false; }; };
@@ -256,21 +258,23 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
       ->check(CLI::IsMember(nn::choices::schedules));
   c.schedule.warmup = 100;
   t->add_option("--warmup", c.schedule.warmup, text::msg("train.help.warmup"))
-      ->check(CLI::Range(0, 1000000))
+      ->check(CLI::Range(0, train::kMaxWarmup))
       ->capture_default_str();
   t->add_option("--steps", c.steps, text::msg("train.help.steps"))
-      ->check(CLI::Range(0, 100000000))
+      ->check(CLI::Range(0, train::kMaxSteps))
       ->capture_default_str();
-  t->add_option("--batch", c.batch, text::msg("train.help.batch"))->check(CLI::Range(1, 65536))->capture_default_str();
+  t->add_option("--batch", c.batch, text::msg("train.help.batch"))
+      ->check(CLI::Range(1, train::kMaxBatch))
+      ->capture_default_str();
   t->add_option("--seed", c.seed, text::msg("train.help.seed"))->check(kSeed)->capture_default_str();
   t->add_option("--threads", a->threads, text::msg("train.help.threads"))
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   t->add_option("--eval-size", c.eval_size, text::msg("train.help.eval_size"))
-      ->check(CLI::Range(1, 1000000))
+      ->check(CLI::Range(1, train::kMaxEvalSize))
       ->capture_default_str();
   t->add_option("--checkpoint-every", c.checkpoint_every, text::msg("train.help.checkpoint_every"))
-      ->check(CLI::Range(0, 100000000))
+      ->check(CLI::Range(0, train::kMaxSteps))
       ->capture_default_str();
   t->add_option("--out", a->out, text::msg("train.help.out"));
   t->add_option("--resume", a->resume, text::msg("train.help.resume"));

@@ -14,6 +14,7 @@
 #include "src/train/checkpoint.h"
 #include "src/train/loss.h"
 #include "src/train/run.h"
+#include "src/train/run_files.h"
 #include "src/train/trainer.h"
 
 namespace seqgrad::pytorch {
@@ -670,8 +671,15 @@ ImportResult import_run(const std::string& dir, const std::string& run_dir, cons
   if (!fs::is_directory(dir, ec)) throw std::runtime_error(text::msg("tools.import.no_folder", dir));
   if (!fs::exists(file, ec)) throw std::runtime_error(text::msg("tools.import.no_weights", dir, kWeights));
   train::check_output_dir("--out", run_dir);
-  if (fs::exists(run_dir, ec) && !fs::is_empty(run_dir, ec))
-    throw std::invalid_argument(text::msg("tools.import.out_not_empty", run_dir));
+  // A new folder, or one that holds only what a killed import left (its lock, a temporary the lock clears).
+  if (fs::exists(run_dir, ec))
+    for (const fs::directory_entry& e : fs::directory_iterator(run_dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name != train::kLockFile &&
+          name.rfind(std::string(train::kCheckpointFile) + std::string(io::kTemporaryMark), 0) != 0)
+        throw std::invalid_argument(text::msg("tools.import.out_not_empty", run_dir));
+    }
+  const train::RunLock lock(run_dir, true);  // as train takes it: no run starts in this folder until the import ends
   const io::SafeTensors weights = io::read_safetensors(file);
   const auto meta = [&](const char* key) {
     const auto it = weights.metadata.find(key);
@@ -693,13 +701,21 @@ ImportResult import_run(const std::string& dir, const std::string& run_dir, cons
   if (step > config.steps)
     throw std::runtime_error(text::msg("tools.import.step_past_end", file, step_text, config.steps));
   if (!text.empty()) config.task.text_path = text;  // its fingerprint, kept, must still match
+  // Everything the config says is checked before the model is built: train's limits, then the scalars the file
+  // holds against those the model would (a config may not claim a model its file has no weights for), then memory.
   train::Run run = [&] {
     try {
-      return train::make_run(config);
+      return train::plan_run(config);
     } catch (const std::invalid_argument& e) {
       throw std::runtime_error(text::msg("tools.import.config_unusable", file, e.what()));
     }
   }();
+  double scalars = 0;
+  for (const auto& [name, t] : weights.tensors()) scalars += static_cast<double>(t.bytes.size()) / 4;
+  if (const double need = nn::count_parameters(run.config.model); need > scalars)
+    throw std::runtime_error(text::msg("tools.import.weights_too_few", file, need, scalars));
+  train::check_memory(run.config, run.task->info());
+  train::build_model(run);
   const nn::SequenceModel& model = *run.model;
   const std::vector<Mapped> map = mapping(model);
   auto params = model.named_parameters();
@@ -713,7 +729,11 @@ ImportResult import_run(const std::string& dir, const std::string& run_dir, cons
                                          ag::to_string(ag::Shape(t.shape.begin(), t.shape.end())),
                                          ag::to_string(want)));
     used.insert(name);
-    return weights.f32(name);
+    std::vector<float> values = weights.f32(name);
+    if (const auto bad = std::find_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
+        bad != values.end())
+      throw std::runtime_error(text::msg("tools.import.tensor_not_finite", file, name, bad - values.begin(), *bad));
+    return values;
   };
   for (std::size_t i = 0; i < map.size(); ++i) {
     ag::Tensor& p = params[i].second;

@@ -217,7 +217,32 @@ SafeTensors read_safetensors(const std::string& path) {
     throw std::runtime_error(text::msg("io.st.too_large", path, size >> 20));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(text::msg("io.cannot_read", path));
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The header first: a file whose header does not account for its size is refused before its data is read (a
+  // sparse file of a gigabyte behind a damaged header is not read whole to find that out).
+  std::vector<std::uint8_t> bytes(8);
+  in.read(reinterpret_cast<char*>(bytes.data()), 8);
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  if (bytes.size() == 8 && !ec) {
+    std::uint64_t header_len = 0;
+    for (int i = 0; i < 8; ++i) header_len |= static_cast<std::uint64_t>(bytes[static_cast<std::size_t>(i)]) << (8 * i);
+    if (header_len > size - 8)
+      throw std::runtime_error(path + ": " + text::msg("io.st.header_past_end", header_len, size));
+    bytes.resize(8 + header_len);
+    in.read(reinterpret_cast<char*>(bytes.data()) + 8, static_cast<std::streamsize>(header_len));
+    const auto* header = reinterpret_cast<const char*>(bytes.data()) + 8;
+    const nlohmann::json j = nlohmann::json::parse(header, header + header_len, nullptr, false);
+    if (j.is_discarded()) throw std::runtime_error(path + ": " + text::msg("io.st.header_not_json"));
+    std::uint64_t end = 0;  // where the last tensor's data ends, as the header says
+    if (j.is_object())
+      for (const auto& [key, entry] : j.items())
+        if (key != "__metadata__" && entry.is_object() && entry.contains("data_offsets") &&
+            entry["data_offsets"].is_array() && entry["data_offsets"].size() == 2 &&
+            entry["data_offsets"][1].is_number_unsigned())
+          end = std::max(end, entry["data_offsets"][1].get<std::uint64_t>());
+    const std::uint64_t data_size = size - 8 - header_len;
+    if (data_size > end) throw std::runtime_error(path + ": " + text::msg("io.st.stray_bytes", data_size - end));
+  }
+  bytes.insert(bytes.end(), std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   return parse_safetensors(bytes, path);
 }
 

@@ -20,6 +20,8 @@ void ModelConfig::validate() const {
   if (out_dim <= 0) bad(text::msg("nn.positive_got", "out_dim", out_dim));
   if (d_model <= 0) bad(text::msg("nn.positive_got", "d_model", d_model));
   if (layers <= 0) bad(text::msg("nn.positive_got", "layers", layers));
+  if (d_model > kMaxDModel) bad(text::msg("nn.at_most_got", "d_model", kMaxDModel, d_model));
+  if (layers > kMaxLayers) bad(text::msg("nn.at_most_got", "layers", kMaxLayers, layers));
   if (max_len < 0) bad(text::msg("nn.not_negative", "max_len"));
   if (!(dropout >= 0 && dropout < 1)) bad(text::msg("nn.dropout_range", std::to_string(dropout)));
   choices::check("embed init", embed_init, choices::embed_inits);
@@ -28,8 +30,10 @@ void ModelConfig::validate() const {
     return;
   }
   if (heads <= 0) bad(text::msg("nn.positive_got", "heads", heads));
+  if (heads > kMaxHeads) bad(text::msg("nn.at_most_got", "heads", kMaxHeads, heads));
   if (d_model % heads != 0) bad(text::msg("nn.heads_divide", d_model, heads));
   if (ffn_mult <= 0) bad(text::msg("nn.positive_got", "ffn_mult", ffn_mult));
+  if (ffn_mult > kMaxFfnMult) bad(text::msg("nn.at_most_got", "ffn_mult", kMaxFfnMult, ffn_mult));
   if (pos == choices::PositionalEncoding::learned && max_len <= 0) bad(text::msg("nn.learned_needs_max_len"));
   if (pos == choices::PositionalEncoding::rope && (d_model / heads) % 2 != 0)
     bad(text::msg("nn.rope_even", d_model / heads));

@@ -17,6 +17,10 @@
 
 namespace seqgrad::nn {
 
+// The largest model train's options make (--d-model, --layers, --heads, --ffn-mult); a config read from a file
+// (a checkpoint, an import) is held to them too, before anything is allocated.
+inline constexpr int kMaxDModel = 4096, kMaxLayers = 64, kMaxHeads = 256, kMaxFfnMult = 64;
+
 struct ModelConfig {
   std::string kind = "transformer";  // one of choices::kinds
   int vocab = 0;                     // input token ids in [0, vocab); 0 when the input is real-valued

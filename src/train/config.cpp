@@ -8,9 +8,17 @@
 namespace seqgrad::train {
 
 void TrainConfig::validate() const {
+  const auto at_most = [](const char* option, long value, long most) {
+    if (value > most) throw std::invalid_argument(text::msg("train.config.at_most_got", option, most, value));
+  };
   if (steps < 0) throw std::invalid_argument(text::msg("train.config.not_negative_got", "--steps", steps));
   if (batch <= 0) throw std::invalid_argument(text::msg("train.config.positive_got", "--batch", batch));
   if (eval_size <= 0) throw std::invalid_argument(text::msg("train.config.positive_got", "--eval-size", eval_size));
+  at_most("--steps", steps, kMaxSteps);
+  at_most("--batch", batch, kMaxBatch);
+  at_most("--eval-size", eval_size, kMaxEvalSize);
+  at_most("--warmup", schedule.warmup, kMaxWarmup);
+  at_most("--checkpoint-every", checkpoint_every, kMaxSteps);
   if (!(clip >= 0 && std::isfinite(clip)))
     throw std::invalid_argument(text::msg("train.config.finite_nonnegative", "--clip"));
   if (checkpoint_every < 0) throw std::invalid_argument(text::msg("train.config.not_negative", "--checkpoint-every"));

@@ -13,6 +13,11 @@
 
 namespace seqgrad::train {
 
+// The largest values train's options take (--len, --steps, --batch, --eval-size, --warmup, --checkpoint-every); a
+// config read from a file is held to them too (its --len by its task, which knows its own bounds).
+inline constexpr int kMaxLen = 4096, kMaxSteps = 100000000, kMaxBatch = 65536, kMaxEvalSize = 1000000,
+                     kMaxWarmup = 1000000;
+
 struct TrainConfig {
   nn::ModelConfig model;  // vocab, features, out_dim and max_len are filled in from the task
   tasks::TaskOptions task;

@@ -85,4 +85,45 @@ void check_output_dir(const std::string& option, const std::string& dir, const s
     throw std::invalid_argument(text::msg("train.out.is_file", option, dir));
 }
 
+RunLock::RunLock(const std::string& dir, bool create) : dir_(dir) {
+  if (dir.empty() || (!create && !fs::is_directory(dir))) return;
+  if (create && !fs::exists(dir)) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw std::runtime_error(text::msg("train.cannot_create", dir, io::reason(ec)));
+    made_ = true;
+  }
+  const std::string path = (fs::path(dir) / kLockFile).string();
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);  // a planted link: refused
+  if (fd_ < 0) throw std::runtime_error(text::msg("train.cannot_open", path, io::reason(errno)));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+    throw std::runtime_error(text::msg("train.locked", dir));
+  }
+  // What a killed write of this run's files left (io::write_file's temporaries): theirs alone, now that no
+  // other run can be writing here. A link among them is removed, never followed.
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    for (const char* own : {kCheckpointFile, kLogFile})
+      if (name.rfind(std::string(own) + std::string(io::kTemporaryMark), 0) == 0 &&
+          e.symlink_status(ec).type() != fs::file_type::directory)
+        fs::remove(e.path(), ec);
+  }
+}
+
+RunLock::~RunLock() {
+  if (fd_ < 0) return;
+  try {  // on the way out of a std::bad_alloc too: nothing may throw from here
+    std::error_code ec;
+    if (made_ && std::distance(fs::directory_iterator(dir_, ec), fs::directory_iterator()) == 1) {
+      fs::remove(fs::path(dir_) / kLockFile, ec);
+      fs::remove(dir_, ec);
+    }
+  } catch (...) {
+  }
+  ::close(fd_);
+}
+
 }  // namespace seqgrad::train

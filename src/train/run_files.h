@@ -19,7 +19,7 @@ constexpr const char* kLockFile = ".lock";
 // Where an --overwrite keeps the run it replaces until the new run's first checkpoint.
 constexpr const char* kReplacedDir = ".replaced";
 
-// The names a run owns in its directory (checkpoint, log, lock, and their temporaries).
+// The names a run owns in its directory: checkpoint, log, lock.
 const std::vector<std::string>& run_file_names();
 
 // Whether a seqgrad run holds DIR/.lock now (a run is going on in DIR).
@@ -40,5 +40,26 @@ void check_output(const std::string& option, const std::string& path, const std:
 // The same for an option naming a directory the command fills: not a run that
 // is going on, and none of `inputs`.
 void check_output_dir(const std::string& option, const std::string& dir, const std::vector<Input>& inputs = {});
+
+// A run directory belongs to one run at a time: an advisory lock (flock) on
+// DIR/.lock, held while the run (or an import) lives and let go by the system
+// when it ends, however it ends. Taking it clears what a killed write of the
+// run's files left (io::write_file's temporaries). A directory the lock made and
+// nothing else filled (a run refused before its first step) is removed again.
+class RunLock {
+ public:
+  // A fresh run makes its directory; a resumed one must find it (or nothing is locked,
+  // and loading its checkpoint says what is missing). Throws std::runtime_error
+  // "DIR is in use by another seqgrad run" (train.locked), or the system's reason.
+  RunLock(const std::string& dir, bool create);
+  ~RunLock();
+  RunLock(const RunLock&) = delete;
+  RunLock& operator=(const RunLock&) = delete;
+
+ private:
+  std::string dir_;
+  bool made_ = false;
+  int fd_ = -1;
+};
 
 }  // namespace seqgrad::train

@@ -98,64 +98,6 @@ class CsvLog {
   std::ofstream out_;
 };
 
-// A run directory belongs to one run at a time: an advisory lock (flock) on
-// DIR/.lock, held while the run lives and let go by the system when it ends,
-// however it ends. A directory the lock made and nothing else filled (a run
-// refused before its first step) is removed again.
-class RunLock {
- public:
-  // A fresh run makes its directory; a resumed one must find it (or nothing is locked,
-  // and loading its checkpoint says what is missing).
-  RunLock(const std::string& dir, bool create) : dir_(dir) {
-    namespace fs = std::filesystem;
-    if (dir.empty() || (!create && !fs::is_directory(dir))) return;
-    if (create && !fs::exists(dir)) {
-      std::error_code ec;
-      fs::create_directories(dir, ec);
-      if (ec) throw std::runtime_error(text::msg("train.cannot_create", dir, io::reason(ec)));
-      made_ = true;
-    }
-    const std::string path = (fs::path(dir) / kLockFile).string();
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);  // a planted link: refused
-    if (fd_ < 0) throw std::runtime_error(text::msg("train.cannot_open", path, io::reason(errno)));
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-      throw std::runtime_error(text::msg("train.locked", dir));
-    }
-    // What a killed write of this run's files left (io::write_file's temporaries): theirs alone, now that no
-    // other run can be writing here. A link among them is removed, never followed.
-    std::error_code ec;
-    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-      const std::string name = e.path().filename().string();
-      for (const char* own : {kCheckpointFile, kLogFile})
-        if (name.rfind(std::string(own) + std::string(io::kTemporaryMark), 0) == 0 &&
-            e.symlink_status(ec).type() != fs::file_type::directory)
-          fs::remove(e.path(), ec);
-    }
-  }
-  ~RunLock() {
-    if (fd_ < 0) return;
-    namespace fs = std::filesystem;
-    try {  // on the way out of a std::bad_alloc too: nothing may throw from here
-      std::error_code ec;
-      if (made_ && std::distance(fs::directory_iterator(dir_, ec), fs::directory_iterator()) == 1) {
-        fs::remove(fs::path(dir_) / kLockFile, ec);
-        fs::remove(dir_, ec);
-      }
-    } catch (...) {
-    }
-    ::close(fd_);
-  }
-  RunLock(const RunLock&) = delete;
-  RunLock& operator=(const RunLock&) = delete;
-
- private:
-  std::string dir_;
-  bool made_ = false;
-  int fd_ = -1;
-};
-
 // --overwrite replaces a run only once the new one is valid: its checkpoint
 // and log are moved into DIR/.replaced/ when the new run starts training, and
 // deleted when the new run has written its first checkpoint. Until then, any
@@ -235,8 +177,8 @@ void check_fresh(const std::string& dir, bool overwrite) {
   throw std::invalid_argument(text::msg("train.holds_another_run", dir, names, dir));
 }
 
-// Refuses, before anything large is allocated, a run whose estimated memory
-// is more than this machine (or this process's limits) can give it.
+}  // namespace
+
 void check_memory(const TrainConfig& c, const tasks::TaskInfo& info) {
   const double need = nn::estimate_training_bytes(c.model, c.batch, info.seq_len);
   const double have = io::available_memory_bytes();
@@ -247,8 +189,6 @@ void check_memory(const TrainConfig& c, const tasks::TaskInfo& info) {
   throw std::runtime_error(
       text::msg("train.memory", io::human_bytes(need), shape, c.batch, info.seq_len, io::human_bytes(have)));
 }
-
-}  // namespace
 
 std::uint64_t eval_seed(std::uint64_t seed) { return seed ^ 0x5EED0FE7A1ULL; }
 

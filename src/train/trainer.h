@@ -78,6 +78,11 @@ struct RunOptions {
 
 TrainResult run_training(TrainConfig config, const RunOptions& options);
 
+// Refuses (std::runtime_error, one line), before anything large is allocated, a
+// run whose estimated memory is more than this machine (or this process's
+// limits) can give it.
+void check_memory(const TrainConfig& config, const tasks::TaskInfo& info);
+
 // Scores a model on the task's held-out set (eval_size sequences). With
 // `stop`, checked between batches: when it is set, throws Interrupted.
 EvalResult evaluate(const nn::SequenceModel& model, const tasks::Task& task, int eval_size, int batch,

@@ -6,8 +6,12 @@
 
 #include <sys/stat.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -25,6 +29,33 @@ inline const std::string kDir = test::temp_path("bad-input");
 inline std::string write(const std::string& name, const std::string& content) {
   std::ofstream(kDir + "/" + name, std::ios::binary) << content;
   return kDir + "/" + name;
+}
+
+// A copy of the export tf-export whose weights file `edit` changes (its header, its data), without its checksum.
+inline void edited_export(const std::string& name, const std::function<void(nlohmann::json&, std::string&)>& edit) {
+  std::ifstream in(kDir + "/tf-export/weights.safetensors", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  nlohmann::json header = nlohmann::json::parse(bytes.substr(8, n));
+  std::string data = bytes.substr(8 + n);
+  header["__metadata__"].erase("checksum");
+  edit(header, data);
+  const std::string text = header.dump();
+  std::string length(8, '\0');
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<char>(text.size() >> (8 * i));
+  std::filesystem::create_directories(kDir + "/" + name);
+  std::ofstream(kDir + "/" + name + "/weights.safetensors", std::ios::binary) << length << text << data;
+}
+
+// The same, with one field of the run's config set to `value`.
+inline void export_with_config(const std::string& name, const nlohmann::json::json_pointer& field,
+                               const nlohmann::json& value) {
+  edited_export(name, [&](nlohmann::json& header, std::string&) {
+    nlohmann::json config = nlohmann::json::parse(header["__metadata__"]["config"].get<std::string>());
+    config[field] = value;
+    header["__metadata__"]["config"] = config.dump();
+  });
 }
 
 // Fixtures: odd files, and three small run directories (a Transformer, an RNN, a damaged one).
@@ -51,6 +82,25 @@ inline void prepare() {
   REQUIRE(run_seqgrad("export " + kDir + "/tf --out " + kDir + "/tf-export").exit_code == 0);
   std::filesystem::create_directories(kDir + "/not-an-export");
   std::filesystem::copy_file(kDir + "/rnn/checkpoint.safetensors", kDir + "/not-an-export/weights.safetensors");
+  // Exports whose config claims more than their tensors hold, or more than train allows; a NaN in a row of the
+  // embedding that the held-out probe does not read; a gigabyte past the header's data (sparse: no disk used).
+  edited_export("huge-export", [](nlohmann::json& header, std::string&) {
+    nlohmann::json config = nlohmann::json::parse(header["__metadata__"]["config"].get<std::string>());
+    config["model"]["d_model"] = 4096;
+    config["model"]["layers"] = 6;
+    header["__metadata__"]["config"] = config.dump();
+  });
+  export_with_config("batch-export", "/batch"_json_pointer, 1000000000);
+  export_with_config("eval-export", "/eval_size"_json_pointer, 20000000);
+  edited_export("nan-export", [](nlohmann::json& header, std::string& data) {
+    const auto& e = header["embed.weight"];
+    const std::size_t last = e["data_offsets"][1].get<std::size_t>() - 4;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::memcpy(data.data() + last, &nan, 4);
+  });
+  std::filesystem::create_directories(kDir + "/sparse-export");
+  std::filesystem::copy_file(kDir + "/tf-export/weights.safetensors", kDir + "/sparse-export/weights.safetensors");
+  std::filesystem::resize_file(kDir + "/sparse-export/weights.safetensors", 1ULL << 30);
   // A run directory whose checkpoint is a FIFO: reading it whole would wait forever.
   std::filesystem::create_directories(kDir + "/fifo-run");
   REQUIRE(mkfifo((kDir + "/fifo-run/checkpoint.safetensors").c_str(), 0644) == 0);
@@ -245,6 +295,12 @@ inline std::vector<Case> cases() {
       {"import " + d + "/not-an-export --out " + d + "/x", 1, "format 'seqgrad checkpoint 1', not 'seqgrad pytorch"},
       {"import " + d + "/tf-export --out " + d + "/rnn", 2, "--out " + d + "/rnn already holds files"},
       {"import " + d + "/tf-export --out " + d + "/short.txt", 2, "is a file; name a directory"},
+      {"import " + d + "/huge-export --out " + d + "/x", 1,
+       "its config names a model of 1208418321 weights, but the file holds"},
+      {"import " + d + "/batch-export --out " + d + "/x", 1, "--batch must be at most 65536, got 1000000000"},
+      {"import " + d + "/eval-export --out " + d + "/x", 1, "--eval-size must be at most 1000000, got 20000000"},
+      {"import " + d + "/nan-export --out " + d + "/x", 1, "tensor 'embed.weight' holds a value that is not finite"},
+      {"import " + d + "/sparse-export --out " + d + "/x", 1, "bytes that belong to no tensor"},
   };
 }
 

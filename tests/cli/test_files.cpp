@@ -395,7 +395,21 @@ TEST_CASE("export to PyTorch and import back give the run's weights bit for bit,
   CHECK(model.find("sinusoidal_encoding") == std::string::npos);
   CHECK(slurp(d / "pt" / "README.ko.md").find("을(를)") == std::string::npos);
 
+  // A folder a killed import left (its lock, a temporary of the checkpoint) is taken as new, and cleared; one whose
+  // lock is held (a run, or another import, going on there) is refused.
+  fs::create_directories(d / "back");
+  std::ofstream(d / "back" / ".lock");
+  std::ofstream(d / "back" / "checkpoint.safetensors.tmp-Zq81xA") << "half";
+  {
+    const int held = ::open((d / "back" / ".lock").c_str(), O_RDWR | O_CLOEXEC);
+    REQUIRE(::flock(held, LOCK_EX | LOCK_NB) == 0);
+    const auto busy = run_seqgrad("import " + (d / "pt").string() + " --out " + (d / "back").string());
+    CHECK(busy.exit_code != 0);
+    CHECK(busy.err.find("a seqgrad run is going on") != std::string::npos);
+    ::close(held);
+  }
   REQUIRE(run_seqgrad("import " + (d / "pt").string() + " --out " + (d / "back").string()).exit_code == 0);
+  CHECK_FALSE(fs::exists(d / "back" / "checkpoint.safetensors.tmp-Zq81xA"));
   REQUIRE(run_seqgrad("export " + (d / "back").string() + " --out " + (d / "again").string()).exit_code == 0);
   CHECK(slurp(d / "pt" / "weights.safetensors") == slurp(d / "again" / "weights.safetensors"));
   // The imported run is a run: the tools read it, and its held-out loss is the original's.

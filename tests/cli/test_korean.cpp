@@ -20,7 +20,9 @@
 namespace {
 
 test::CommandResult run_korean(const std::string& args, const std::string& input = "") {
-  return test::run_shell(std::string("LC_ALL= LC_MESSAGES= LANG=ko_KR.UTF-8 '") + SEQGRAD_BINARY + "' " + args, input);
+  std::string command = "LC_ALL= LC_MESSAGES= LANG=ko_KR.UTF-8 '";  // appended, not summed: GCC 12's -Warray-bounds
+  command.append(SEQGRAD_BINARY).append("' ").append(args);         // misreads the sum of a literal's strings
+  return test::run_shell(command, input);
 }
 
 // The names of the labs and the exercises (lab.NAME.claim, NAME.statement in the catalogue): a list of them is
