@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +29,9 @@ using seqgrad::text::msg;
 using seqgrad::text::one_line;
 using seqgrad::text::utf8_char_at;
 
+// One line on standard error, which may itself be a closed pipe: then nothing is said, and the exit code speaks.
+void complain(const std::string& line) { std::fputs(("seqgrad: " + line + "\n").c_str(), stderr); }
+
 // A command's exit code, unless what it printed could not all be written
 // (standard output closed, or a full disk or /dev/full behind it): then 1,
 // and one line saying so.
@@ -35,7 +39,7 @@ int output_written(int code) {
   std::cout.flush();
   const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
   if (!failed) return code;
-  fmt::print(stderr, "seqgrad: {}\n", msg("cli.write_failed", std::strerror(errno ? errno : EIO)));
+  complain(msg("cli.write_failed", std::strerror(errno ? errno : EIO)));
   return 1;
 }
 
@@ -122,6 +126,9 @@ void speak_help(CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A reader that goes away (`seqgrad train ... | head -1`) must not kill a training midway: writes to a closed pipe
+  // fail with EPIPE instead, the work goes on, and the exit code says that output was lost (output_written).
+  std::signal(SIGPIPE, SIG_IGN);
   seqgrad::runtime::start();  // the engine's backend, the one choice of it above the engine
   seqgrad::text::set_lang(language_of(argc, argv));
   CLI::App app{msg("cli.app")};
@@ -180,7 +187,7 @@ int main(int argc, char** argv) {
   if (argc == 1) {
     fmt::print("{}\n\n{}\n", msg("cli.usage"), msg("cli.commands"));
     for (const auto& [sub, run] : commands) fmt::print("  {:<12} {}\n", sub->get_name(), sub->get_description());
-    fmt::print(stderr, "seqgrad: {}\n", msg("cli.command_required"));
+    complain(msg("cli.command_required"));
     return 2;
   }
   // CLI11 would only say that a subcommand is required; name the word it did not know.
@@ -191,7 +198,7 @@ int main(int argc, char** argv) {
     known = known || (argc > 1 && sub->get_name() == argv[1]);
   }
   if (argc > 1 && argv[1][0] != '-' && !known) {
-    fmt::print(stderr, "seqgrad: {}\n", msg("cli.unknown_command", one_line(argv[1]), names));
+    complain(msg("cli.unknown_command", one_line(argv[1]), names));
     return 2;
   }
   // Arguments end up in JSON (a run's config) and SVG text, which carry only UTF-8: a
@@ -201,7 +208,7 @@ int main(int argc, char** argv) {
     for (std::size_t at = 0; at < arg.size();) {
       const std::size_t n = utf8_char_at(arg, at);
       if (n == 0) {
-        fmt::print(stderr, "seqgrad: {}\n", msg("cli.not_utf8", i, one_line(arg), at));
+        complain(msg("cli.not_utf8", i, one_line(arg), at));
         return 2;
       }
       at += n;
@@ -220,7 +227,7 @@ int main(int argc, char** argv) {
         "--python", "--input", "--prompt", "--vectors",    "--dir",        "--models", "--model"};
     if (prefixed && option.rfind("--", 0) == 0 && !kTextOptions.count(option) &&
         value.substr(2).find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos) {
-      fmt::print(stderr, "seqgrad: {}\n", msg("cli.not_decimal", one_line(option), one_line(value)));
+      complain(msg("cli.not_decimal", one_line(option), one_line(value)));
       return 2;
     }
   }
@@ -234,26 +241,26 @@ int main(int argc, char** argv) {
   try {
     ag::set_kernel_path(ag::parse_kernel_path(kernels));
     if (ag::kernel_path() == ag::KernelPath::fast && !seqgrad::runtime::fast_backend_built()) {
-      fmt::print(stderr, "seqgrad: {}\n", msg("cli.no_fast"));
+      complain(msg("cli.no_fast"));
       return 2;
     }
     for (const auto& [sub, run] : commands)
       if (*sub) return output_written(run());
   } catch (const CLI::Error& e) {  // an option judged once the run's checkpoint is read (sample --prompt)
-    fmt::print(stderr, "seqgrad: {}\n", one_line(seqgrad::cli::parse_error_text(e)));
+    complain(one_line(seqgrad::cli::parse_error_text(e)));
     return 2;
   } catch (const ag::ShapeError& e) {  // shapes the program itself got wrong: a failure, not a usage error
-    fmt::print(stderr, "seqgrad: {}\n", msg("cli.internal_error", one_line(e.what())));
+    complain(msg("cli.internal_error", one_line(e.what())));
     return 1;
   } catch (
       const std::invalid_argument& e) {  // a value the parser could not judge alone (d_model vs heads, a text file)
-    fmt::print(stderr, "seqgrad: {}\n", one_line(e.what()));
+    complain(one_line(e.what()));
     return 2;
   } catch (const std::bad_alloc&) {  // the up-front estimate (train) fell short, or a command has none
-    fmt::print(stderr, "seqgrad: {}\n", msg("cli.out_of_memory", seqgrad::io::human_bytes(available_at_start)));
+    complain(msg("cli.out_of_memory", seqgrad::io::human_bytes(available_at_start)));
     return 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "seqgrad: {}\n", one_line(e.what()));
+    complain(one_line(e.what()));
     return 1;
   }
   return 2;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fmt/core.h>
+#include <cstdio>
 #include <memory>
 
 #include "src/report/terminal.h"
@@ -16,6 +17,12 @@ std::string clock_text(double s) {
   const long t = static_cast<long>(s + 0.5);
   return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
                    : fmt::format("{:02}:{:02}", t / 60, t % 60);
+}
+// Progress is a courtesy: a closed pipe or a full disk behind it (with SIGPIPE ignored, as main does) must not
+// stop the training it reports on. The command's own output says at the end whether it was written.
+void put(std::FILE* out, const std::string& text) {
+  std::fputs(text.c_str(), out);
+  std::fflush(out);
 }
 }  // namespace
 
@@ -36,22 +43,21 @@ TrainObserver progress_printer(std::FILE* out, const std::string& label) {
       *last_drawn = s.elapsed;
       constexpr int width = 24;
       const int filled = total > 0 ? static_cast<int>(width * s.step / total) : width;
-      fmt::print(out, "\r{}\x1b[K{}",
-                 text::msg("train.progress.bar", label, std::string(static_cast<std::size_t>(filled), '#'),
-                           std::string(static_cast<std::size_t>(width - filled), '.'), s.step, total, s.loss, acc, rate,
-                           clock_text(eta)),
-                 last ? "\n" : "");
+      put(out, fmt::format("\r{}\x1b[K{}",
+                           text::msg("train.progress.bar", label, std::string(static_cast<std::size_t>(filled), '#'),
+                                     std::string(static_cast<std::size_t>(width - filled), '.'), s.step, total, s.loss,
+                                     acc, rate, clock_text(eta)),
+                           last ? "\n" : ""));
     } else {
       // About twenty lines per run, and the last step.
       const long every = std::max(1L, total / 20);
       if (s.step % every != 0 && !last) return;
-      fmt::print(out, "{}\n",
-                 text::msg("train.progress.line", label, s.step, total, s.loss, acc, s.grad_norm, s.lr, rate,
-                           clock_text(eta)));
+      put(out, text::msg("train.progress.line", label, s.step, total, s.loss, acc, s.grad_norm, s.lr, rate,
+                         clock_text(eta)) +
+                   "\n");
     }
-    std::fflush(out);
   };
-  o.on_message = [out](const std::string& m) { fmt::print(out, "{}\n", m); };
+  o.on_message = [out](const std::string& m) { put(out, m + "\n"); };
   return o;
 }
 

@@ -239,3 +239,36 @@ TEST_CASE("SIGINT during the final evaluation or while a run loads still stops w
   std::filesystem::remove_all(run);
   std::filesystem::remove(text);
 }
+
+TEST_CASE("a reader that goes away stops no training midway: the run is saved, and the exit code says output was lost",
+          "[cli][signals]") {
+  const std::string dir = test::temp_path("pipe-run"), status = dir + "-status";
+  std::filesystem::remove_all(dir);
+  const std::string train = std::string("'") + SEQGRAD_BINARY +
+                            "' train --model rnn --task recall --len 4 --d-model 8 --batch 4 --eval-size 4 --out " +
+                            dir;
+  REQUIRE(test::run_shell(train + " --steps 3").exit_code == 0);
+  // --overwrite of that run, its progress and summary into a pipe that `head -1` closes after one line: seqgrad must
+  // not die by SIGPIPE (which left the old run in .replaced and no new checkpoint).
+  const auto piped =
+      test::run_shell("( " + train + " --steps 400 --overwrite 2>&1; echo $? > " + status + " ) | head -1");
+  CHECK(piped.exit_code == 0);
+  std::ifstream in(status);
+  int code = -1;
+  in >> code;
+  CHECK(code == 1);  // the work was done; what it printed was not all read
+  CHECK_FALSE(std::filesystem::exists(dir + "/.replaced"));
+  CHECK(count_lines(dir + "/log.csv") == 401);  // every step logged, as far as the checkpoint
+  const auto eval = run_seqgrad("eval " + dir + " --json");
+  REQUIRE(eval.exit_code == 0);
+  CHECK(nlohmann::json::parse(eval.out)["steps"] == 400);
+  // A lab whose reader left: it stops at the next write, exit 1, not 141.
+  const auto lab = test::run_shell("( '" + std::string(SEQGRAD_BINARY) + "' lab --list " + "2>/dev/null; echo $? > " +
+                                   status + " ) | head -1");
+  CHECK(lab.exit_code == 0);
+  std::ifstream again(status);
+  again >> code;
+  CHECK(code != 141);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(status);
+}
