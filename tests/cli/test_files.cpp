@@ -244,7 +244,8 @@ class SmallDisk {
       limit = "trap '' XFSZ; ulimit -f " + std::to_string(free_pages * 8) + "; ";  // 512-byte blocks
     }
     std::string line = args;
-    for (std::size_t at; (at = line.find("DISK")) != std::string::npos;) line.replace(at, 4, dir_);
+    for (std::size_t at = 0; (at = line.find("DISK", at)) != std::string::npos; at += dir_.size())
+      line.replace(at, 4, dir_);
     // Its stderr through a pipe (a file would be held to the limit too), then its exit code.
     const std::string err = dir_ + "-err";
     std::system(("(" + limit + "'" + SEQGRAD_BINARY + "' " + line + " 2>&1 >/dev/null; echo \"exit=$?\") | cat >" + err)
@@ -477,7 +478,9 @@ TEST_CASE("a link planted at a name a writer uses, its temporary's or its own, i
     INFO(c.args);
     for (const std::string& link : c.links) plant(d / link);
     std::string args = c.args;
-    for (std::size_t at; (at = args.find("D/")) != std::string::npos;) args.replace(at, 1, d.string());
+    // From where the last replacement ended: the temporary folder's own name may hold "D/".
+    for (std::size_t at = 0; (at = args.find("D/", at)) != std::string::npos; at += d.string().size())
+      args.replace(at, 1, d.string());
     const auto r = run_seqgrad(args);
     INFO(r.err);
     CHECK(r.exit_code == c.code);
