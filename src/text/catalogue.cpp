@@ -303,6 +303,31 @@ char32_t last_code_point(std::string_view s, std::size_t& start) {
 struct Ending {
   bool consonant = false, rieul = false;
 };
+
+// A Latin word as a Korean reads it. Letters alone, a word without a vowel or with a capital after its first letter
+// (rnn, lstm, SGD, FFN, MiB: read letter by letter), end as the last letter's name: 엘 엠 엔 알 in a consonant, the
+// others in a vowel. A word is read as its loanword is written: -ng 트레이닝, -m 아담, -n 어텐션, -l and -le 리콜
+// 테이블 (ㄹ), -me -ne 타임 코사인, -ck and -k after a vowel 블록 룩백 (but 마스크), -p and -b after one vowel 스텝 웹
+// (but 루프), -out 드롭아웃; all else in a vowel: 트랜스포머 카피 로프 리버스 소트 스텝스 렐루 배치.
+Ending latin_ending(std::string_view word) {
+  std::string w(word);
+  for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto vowel = [](char c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u'; };
+  const bool capital_inside =
+      std::any_of(word.begin() + 1, word.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); });
+  if (w.size() == 1 || capital_inside || std::none_of(w.begin(), w.end(), vowel)) {
+    const char last = w.back();  // 엘 엠 엔 알
+    return {last == 'l' || last == 'm' || last == 'n' || last == 'r', last == 'l' || last == 'r'};
+  }
+  const auto ends = [&](std::string_view tail) { return w.ends_with(tail); };
+  const char last = w.back(), before = w[w.size() - 2];
+  const bool one_vowel_before = vowel(before) && (w.size() < 3 || !vowel(w[w.size() - 3]));
+  if (ends("ng") || last == 'm' || last == 'n' || ends("me") || ends("ne") || ends("out")) return {true, false};
+  if (last == 'l' || ends("le")) return {true, true};
+  if (ends("ck") || (last == 'k' && vowel(before))) return {true, false};
+  if ((last == 'p' || last == 'b') && one_vowel_before) return {true, false};
+  return {};
+}
 Ending ending_of(std::string_view before) {
   std::size_t start = 0;
   for (char32_t cp; (cp = last_code_point(before, start)) != 0; before = before.substr(0, start)) {
@@ -318,8 +343,11 @@ Ending ending_of(std::string_view before) {
       return {consonant[cp - '0'], rieul[cp - '0']};
     }
     const char32_t lower = cp >= 'A' && cp <= 'Z' ? cp - 'A' + 'a' : cp;
-    if (lower >= 'a' && lower <= 'z')  // 엘 엠 엔 알; the other letters' names end in a vowel
-      return {lower == 'l' || lower == 'm' || lower == 'n' || lower == 'r', lower == 'l' || lower == 'r'};
+    if (lower >= 'a' && lower <= 'z') {
+      std::size_t from = before.size();  // the Latin word that ends here
+      while (from > 0 && std::isalpha(static_cast<unsigned char>(before[from - 1]))) --from;
+      return latin_ending(before.substr(from));
+    }
     return {};
   }
   return {};

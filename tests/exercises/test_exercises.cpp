@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -461,6 +463,52 @@ TEST_CASE("Korean particles follow how the word before them is read, and no (을
   CHECK(korean_particles("서울[으로/로] 집[으로/로] 7[으로/로] 3[으로/로] 5[으로/로]") ==
         "서울로 집으로 7로 3으로 5로");                               // ㄹ takes 로; 칠, 삼, 오
   CHECK(korean_particles("[0, 1) and [a/b]") == "[0, 1) and [a/b]");  // not a particle pair: left as it is
+  // A Latin word is read as its loanword is written (letter by letter when it has no vowel, or is in capitals):
+  // each name seqgrad prints takes the particle its Korean reading takes.
+  const std::pair<const char*, const char*> readings[] = {{"transformer", "트랜스포머"},
+                                                          {"rnn", "알엔엔"},
+                                                          {"lstm", "엘에스티엠"},
+                                                          {"gru", "지알유"},
+                                                          {"GRU", "지알유"},
+                                                          {"FFN", "에프에프엔"},
+                                                          {"copy", "카피"},
+                                                          {"reverse", "리버스"},
+                                                          {"sort", "소트"},
+                                                          {"recall", "리콜"},
+                                                          {"adding", "애딩"},
+                                                          {"lookback", "룩백"},
+                                                          {"words", "워즈"},
+                                                          {"copy-memory", "메모리"},
+                                                          {"sinusoidal", "사이뉴소이달"},
+                                                          {"learned", "런드"},
+                                                          {"rope", "로프"},
+                                                          {"RoPE", "로프"},
+                                                          {"relu", "렐루"},
+                                                          {"gelu", "겔루"},
+                                                          {"sgd", "에스지디"},
+                                                          {"adam", "아담"},
+                                                          {"cosine", "코사인"},
+                                                          {"constant", "콘스턴트"},
+                                                          {"attention", "어텐션"},
+                                                          {"layer-norm", "레이어놈"},
+                                                          {"lstm-step", "스텝"},
+                                                          {"transformer-block", "블록"},
+                                                          {"clip-grad", "그래드"},
+                                                          {"softmax-backward", "백워드"},
+                                                          {"warmup", "웜업"},
+                                                          {"dropout", "드롭아웃"},
+                                                          {"causal-mask", "마스크"},
+                                                          {"sample", "샘플"},
+                                                          {"sequential-time", "타임"},
+                                                          {"loop", "루프"},
+                                                          {"MiB", "엠아이비"},
+                                                          {"FLOPs", "에프엘오피에스"}};
+  for (const auto& [name, reading] : readings) {
+    INFO(name << " read " << reading);
+    const std::string want = korean_particles(fmt::format("{}[이라는/라는] [으로/로]", reading));
+    CHECK(korean_particles(fmt::format("'{}'[이라는/라는] [으로/로]", name)) ==
+          fmt::format("'{}'{}", name, want.substr(std::string_view(reading).size())));
+  }
   // Every Korean message, filled, reads without a pair of forms.
   for (const seqgrad::text::Entry& e : seqgrad::text::entries()) {
     INFO(e.id);
