@@ -18,9 +18,10 @@ namespace seqgrad::cli {
 
 const CLI::Validator kSeed(
     [](const std::string& s) {
-      return !s.empty() && s.size() <= 19 && s.find_first_not_of("0123456789") == std::string::npos
-                 ? std::string()
-                 : text::msg("tools.seed_invalid", s);
+      const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+      return !digits         ? text::msg("tools.seed_invalid", s)
+             : s.size() > 19 ? text::msg("tools.seed_too_large", s)
+                             : std::string();
     },
     "SEED");
 

@@ -86,16 +86,19 @@ std::string read_answer(const labs::Lab& lab, Lang lang) {
 
 // --seed S: a whole number, at most 18 digits.
 std::uint64_t parse_seed(const std::string& text, const std::string& option) {
-  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
     throw std::invalid_argument(text::msg("labs.cli.not_a_seed", option, text));
+  if (text.size() > 18) throw std::invalid_argument(text::msg("labs.cli.seed_too_large", option, text));
   return std::stoull(text);
 }
 
 // --seeds A-B (or one seed A): the seeds from A to B, at most 100 of them.
 std::vector<std::uint64_t> parse_seed_range(const std::string& text) {
+  // A part that is empty ("-1-3", "0-") is no seed: the whole of what was given is quoted.
+  const auto part = [&](const std::string& p) { return parse_seed(p.empty() ? text : p, "--seeds"); };
   const std::size_t dash = text.find('-');
-  const std::uint64_t first = parse_seed(text.substr(0, dash), "--seeds");
-  const std::uint64_t last = dash == std::string::npos ? first : parse_seed(text.substr(dash + 1), "--seeds");
+  const std::uint64_t first = part(text.substr(0, dash));
+  const std::uint64_t last = dash == std::string::npos ? first : part(text.substr(dash + 1));
   if (last < first) throw std::invalid_argument(text::msg("labs.cli.seeds_backwards", text));
   if (last - first >= 100) throw std::invalid_argument(text::msg("labs.cli.seeds_too_many", text, last - first + 1));
   std::vector<std::uint64_t> seeds;

@@ -279,7 +279,11 @@ inline std::vector<Case> cases() {
       {"lab clipping --seed 1.5", 2, "--seed: '1.5' is not a seed"},
       {"lab clipping --seeds 4-2", 2, "--seeds 4-2: the range runs backwards"},
       {"lab clipping --seeds 0-100", 2, "--seeds 0-100: 101 seeds are too many for one command"},
-      {"lab clipping --seeds 0-", 2, "--seeds: '' is not a seed"},
+      {"lab clipping --seeds 0-", 2, "--seeds: '0-' is not a seed"},
+      {"lab clipping --seeds -1-3", 2, "--seeds: '-1-3' is not a seed; give a whole number from 0"},
+      {"lab clipping --seed 18446744073709551615", 2,
+       "--seed: 18446744073709551615 is too large for a seed; give a whole number from 0 to 999999999999999999"},
+      {"train --seed 18446744073709551615", 2, "a seed has at most 19 digits (0 to 9999999999999999999)"},
       {"lab clipping --seed 1 --seeds 0-2", 2, "--seed excludes --seeds"},
       {"lab attention-by-hand --seeds 0-2 --answer 0.4,0.4,0.2", 2, "excludes"},
       // export and import: what is not a run or an export, and outputs that would replace one.
