@@ -688,8 +688,7 @@ ImportResult import_run(const std::string& dir, const std::string& run_dir, cons
   if (fs::exists(run_dir, ec))
     for (const fs::directory_entry& e : fs::directory_iterator(run_dir, ec)) {
       const std::string name = e.path().filename().string();
-      if (name != train::kLockFile &&
-          name.rfind(std::string(train::kCheckpointFile) + std::string(io::kTemporaryMark), 0) != 0)
+      if (name != train::kLockFile && !io::is_temporary_of(name, train::kCheckpointFile))
         throw std::invalid_argument(text::msg("tools.import.out_not_empty", run_dir));
     }
   const train::RunLock lock(run_dir, true);  // as train takes it: no run starts in this folder until the import ends

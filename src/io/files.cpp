@@ -53,18 +53,17 @@ mode_t file_mode() {
 
 }  // namespace
 
+bool is_temporary_of(std::string_view name, std::string_view file) {
+  return name.size() > file.size() + kTemporaryMark.size() && name.starts_with(file) &&
+         name.substr(file.size()).starts_with(kTemporaryMark);
+}
+
 void write_file(const std::string& path, std::initializer_list<std::string_view> pieces) {
   // A fresh name no one could guess, made with O_EXCL: a link planted beside PATH (at PATH.tmp, or anywhere) is
   // never followed, and rename() replaces a link at PATH itself instead of writing through it.
   std::string tmp = path + std::string(kTemporaryMark) + "XXXXXX";
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) throw std::runtime_error(text::msg("io.cannot_write", path, reason(errno)));
-  if (::fchmod(fd, file_mode()) != 0) {
-    const std::string why = reason(errno);
-    ::close(fd);
-    std::remove(tmp.c_str());
-    throw std::runtime_error(text::msg("io.cannot_write", path, why));
-  }
   // On any failure: the reason first (close and remove may change errno), then the temporary goes.
   const auto fail = [&]() {
     const std::string why = reason(errno);
@@ -72,6 +71,7 @@ void write_file(const std::string& path, std::initializer_list<std::string_view>
     std::remove(tmp.c_str());
     throw std::runtime_error(text::msg("io.cannot_write", path, why));
   };
+  if (::fchmod(fd, file_mode()) != 0) fail();
   for (std::string_view piece : pieces) {
     while (!piece.empty()) {
       const ssize_t w = ::write(fd, piece.data(), piece.size());

@@ -12,6 +12,8 @@ namespace seqgrad::io {
 
 // What write_file puts after a name to make its temporary's: NAME.tmp-XXXXXX.
 inline constexpr std::string_view kTemporaryMark = ".tmp-";
+// Whether `name` is one of write_file's temporaries for `file` (both names without their folder).
+bool is_temporary_of(std::string_view name, std::string_view file);
 
 // Writes the pieces, one after the other, to `path` whole: into a new file
 // beside it under a fresh name (PATH.tmp-XXXXXX, made with O_EXCL, so that no

@@ -19,6 +19,13 @@ namespace seqgrad::io {
 
 namespace {
 
+// The header's length: the file's first 8 bytes, little-endian.
+std::uint64_t header_length(const std::vector<std::uint8_t>& bytes) {
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < 8; ++i) n |= static_cast<std::uint64_t>(bytes[i]) << (8 * i);
+  return n;
+}
+
 std::size_t dtype_size(const std::string& dtype) {
   if (dtype == "F32" || dtype == "I32") return 4;
   if (dtype == "F64") return 8;
@@ -129,8 +136,7 @@ void write_safetensors(const std::string& path, const SafeTensors& file) {
 SafeTensors parse_safetensors(const std::vector<std::uint8_t>& bytes, const std::string& name) {
   auto fail = [&](const std::string& what) -> void { throw std::runtime_error(name + ": " + what); };
   if (bytes.size() < 8) fail(text::msg("io.st.too_short", bytes.size()));
-  std::uint64_t header_len = 0;
-  for (int i = 0; i < 8; ++i) header_len |= static_cast<std::uint64_t>(bytes[static_cast<std::size_t>(i)]) << (8 * i);
+  const std::uint64_t header_len = header_length(bytes);
   if (header_len > bytes.size() - 8) {
     fail(text::msg("io.st.header_past_end", header_len, bytes.size()));
   }
@@ -223,8 +229,7 @@ SafeTensors read_safetensors(const std::string& path) {
   in.read(reinterpret_cast<char*>(bytes.data()), 8);
   bytes.resize(static_cast<std::size_t>(in.gcount()));
   if (bytes.size() == 8 && !ec) {
-    std::uint64_t header_len = 0;
-    for (int i = 0; i < 8; ++i) header_len |= static_cast<std::uint64_t>(bytes[static_cast<std::size_t>(i)]) << (8 * i);
+    const std::uint64_t header_len = header_length(bytes);
     if (header_len > size - 8)
       throw std::runtime_error(path + ": " + text::msg("io.st.header_past_end", header_len, size));
     bytes.resize(8 + header_len);

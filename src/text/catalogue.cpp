@@ -319,12 +319,12 @@ Ending latin_ending(std::string_view word) {
     const char last = w.back();  // 엘 엠 엔 알
     return {last == 'l' || last == 'm' || last == 'n' || last == 'r', last == 'l' || last == 'r'};
   }
-  const auto ends = [&](std::string_view tail) { return w.ends_with(tail); };
   const char last = w.back(), before = w[w.size() - 2];
   const bool one_vowel_before = vowel(before) && (w.size() < 3 || !vowel(w[w.size() - 3]));
-  if (ends("ng") || last == 'm' || last == 'n' || ends("me") || ends("ne") || ends("out")) return {true, false};
-  if (last == 'l' || ends("le")) return {true, true};
-  if (ends("ck") || (last == 'k' && vowel(before))) return {true, false};
+  if (w.ends_with("ng") || last == 'm' || last == 'n' || w.ends_with("me") || w.ends_with("ne") || w.ends_with("out"))
+    return {true, false};
+  if (last == 'l' || w.ends_with("le")) return {true, true};
+  if (w.ends_with("ck") || (last == 'k' && vowel(before))) return {true, false};
   if ((last == 'p' || last == 'b') && one_vowel_before) return {true, false};
   return {};
 }

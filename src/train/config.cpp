@@ -9,7 +9,7 @@ namespace seqgrad::train {
 
 void TrainConfig::validate() const {
   const auto at_most = [](const char* option, long value, long most) {
-    if (value > most) throw std::invalid_argument(text::msg("train.config.at_most_got", option, most, value));
+    if (value > most) throw std::invalid_argument(text::msg("nn.at_most_got", option, most, value));
   };
   if (steps < 0) throw std::invalid_argument(text::msg("train.config.not_negative_got", "--steps", steps));
   if (batch <= 0) throw std::invalid_argument(text::msg("train.config.positive_got", "--batch", batch));

@@ -107,8 +107,7 @@ RunLock::RunLock(const std::string& dir, bool create) : dir_(dir) {
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
     for (const char* own : {kCheckpointFile, kLogFile})
-      if (name.rfind(std::string(own) + std::string(io::kTemporaryMark), 0) == 0 &&
-          e.symlink_status(ec).type() != fs::file_type::directory)
+      if (io::is_temporary_of(name, own) && e.symlink_status(ec).type() != fs::file_type::directory)
         fs::remove(e.path(), ec);
   }
 }
