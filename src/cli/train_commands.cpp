@@ -88,6 +88,7 @@ struct TrainArgs {
   // The named options as typed, parsed into the config's enums in run_train.
   std::string activation = nn::choices::to_string(nn::ModelConfig{}.activation);
   std::string pos = nn::choices::to_string(nn::ModelConfig{}.pos);
+  std::string attention = nn::choices::to_string(nn::ModelConfig{}.attention);
   std::string optimizer = nn::choices::to_string(nn::OptimizerConfig{}.kind);
   std::string out, resume, save_grads;
   std::optional<int> steps_override, checkpoint_every_override, eval_size_override;
@@ -118,6 +119,7 @@ int run_train(TrainArgs a) {
   c.schedule.kind = !a.schedule.empty() ? a.schedule : train::default_schedule(c.model.kind, c.steps).kind;
   c.model.activation = nn::choices::parse_activation(a.activation);
   c.model.pos = nn::choices::parse_positional_encoding(a.pos);
+  c.model.attention = nn::choices::parse_attention(a.attention);
   c.optim.kind = nn::choices::parse_optimizer(a.optimizer);
   if (a.resume.empty() && a.out.empty()) a.out = "runs/" + c.model.kind + "-" + c.task.name;
 
@@ -225,6 +227,9 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   t->add_option("--pos", a->pos, text::msg("train.help.pos"))
       ->check(CLI::IsMember(nn::choices::positional_encodings))
       ->capture_default_str();
+  t->add_option("--attention", a->attention, text::msg("train.help.attention"))
+      ->check(CLI::IsMember(nn::choices::attentions))
+      ->capture_default_str();
   t->add_flag("--pre-ln", c.model.pre_ln, text::msg("train.help.pre_ln"));
   t->add_flag_function("--no-causal", off(c.model.causal), text::msg("train.help.no_causal"));
   t->add_flag("--tie-qk", c.model.tie_qk, text::msg("train.help.tie_qk"));
@@ -304,8 +309,8 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
     const std::string& kind = a->config.model.kind;
     if (kind != "transformer") {
       refuse_given(*t,
-                   {"--heads", "--ffn-mult", "--no-ffn", "--activation", "--pos", "--pre-ln", "--no-causal",
-                    "--no-scale", "--tie-qk", "--no-value", "--tie-kv"},
+                   {"--heads", "--ffn-mult", "--no-ffn", "--activation", "--pos", "--attention", "--pre-ln",
+                    "--no-causal", "--no-scale", "--tie-qk", "--no-value", "--tie-kv"},
                    text::msg("train.refuse.transformer_only", kind));
       const int layers = a->layers ? a->layers : nn::default_layers(kind);
       if (layers == 1) refuse_given(*t, {"--dropout"}, text::msg("train.refuse.dropout_one_layer"));

@@ -91,6 +91,7 @@ std::string describe(const nn::ModelConfig& c, text::Lang lang) {
   s += pos == "none" ? text::trf("tools.model.no_positions", lang) : text::trf("tools.model.positions", lang, pos);
   s += c.pre_ln ? ", pre-LN" : ", post-LN";
   s += c.causal ? text::trf("tools.model.causal", lang) : text::trf("tools.model.not_causal", lang);
+  if (c.attention == nn::choices::Attention::linear) s += text::trf("tools.model.linear", lang);
   if (!c.scale_attention) s += text::trf("tools.model.not_scaled", lang);
   if (c.tie_qk) s += ", W_Q = W_K";
   if (!c.value_proj) s += c.tie_kv ? ", V = K" : ", V = X";
@@ -115,6 +116,7 @@ std::string describe_ko(const nn::ModelConfig& c) {
                              : ", 회전 위치 인코딩(RoPE)";
   s += c.pre_ln ? ", pre-LN" : ", post-LN";
   s += c.causal ? ", 인과 마스크" : ", 마스크 없음";
+  if (c.attention == nn::choices::Attention::linear) s += ", 선형 어텐션(elu + 1)";
   if (!c.scale_attention) s += ", 점수를 sqrt(d_k)로 나누지 않음";
   if (c.tie_qk) s += ", W_Q = W_K";
   if (!c.value_proj) s += c.tie_kv ? ", V = K" : ", V = X";
@@ -314,13 +316,24 @@ std::string model_py(const train::TrainConfig& config, long step, const std::str
     add("        # (B, T, C) -> (B, HEADS, T, HEAD_DIM): head h takes channels [h HEAD_DIM, (h + 1) HEAD_DIM)");
     add("        q, k, v = (t.view(B, T, HEADS, HEAD_DIM).transpose(1, 2) for t in (q, k, v))");
     if (rope) add("        q, k = rotary(q), rotary(k)  # --pos rope: the positions enter here, in q and k alone");
-    add(c.scale_attention ? "        scores = q @ k.transpose(-2, -1) / math.sqrt(HEAD_DIM)  # (B, HEADS, T, T)"
-                          : "        scores = q @ k.transpose(-2, -1)  # --no-scale: not divided by sqrt(d_k)");
-    if (c.causal) {
-      add("        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)");
-      add("        scores = scores.masked_fill(future, float(\"-inf\"))  # causal: position t sees 0..t");
+    if (c.attention == nn::choices::Attention::linear) {
+      add("        # --attention linear: phi(x) = elu(x) + 1 > 0 in place of the softmax; each row divided by its "
+          "total");
+      add("        scores = (F.elu(q) + 1) @ (F.elu(k) + 1).transpose(-2, -1)  # (B, HEADS, T, T), all > 0");
+      if (c.causal) {
+        add("        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)");
+        add("        scores = scores.masked_fill(future, 0.0)  # causal: position t sees 0..t");
+      }
+      add("        weights = scores / (scores.sum(dim=-1, keepdim=True) + 1e-6)");
+    } else {
+      add(c.scale_attention ? "        scores = q @ k.transpose(-2, -1) / math.sqrt(HEAD_DIM)  # (B, HEADS, T, T)"
+                            : "        scores = q @ k.transpose(-2, -1)  # --no-scale: not divided by sqrt(d_k)");
+      if (c.causal) {
+        add("        future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)");
+        add("        scores = scores.masked_fill(future, float(\"-inf\"))  # causal: position t sees 0..t");
+      }
+      add("        weights = scores.softmax(dim=-1)");
     }
-    add("        weights = scores.softmax(dim=-1)");
     add("        out = (weights @ v).transpose(1, 2).reshape(B, T, C)  # the heads side by side again");
     add("        return self.w_o(out)");
     add();

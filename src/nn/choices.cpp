@@ -40,11 +40,15 @@ Activation parse_activation(const std::string& name) {
 PositionalEncoding parse_positional_encoding(const std::string& name) {
   return static_cast<PositionalEncoding>(index_of("positional encoding", name, positional_encodings));
 }
+Attention parse_attention(const std::string& name) {
+  return static_cast<Attention>(index_of("attention", name, attentions));
+}
 Optimizer parse_optimizer(const std::string& name) {
   return static_cast<Optimizer>(index_of("optimizer", name, optimizers));
 }
 const std::string& to_string(Activation a) { return activations.at(static_cast<std::size_t>(a)); }
 const std::string& to_string(PositionalEncoding p) { return positional_encodings.at(static_cast<std::size_t>(p)); }
+const std::string& to_string(Attention a) { return attentions.at(static_cast<std::size_t>(a)); }
 const std::string& to_string(Optimizer o) { return optimizers.at(static_cast<std::size_t>(o)); }
 
 }  // namespace seqgrad::nn::choices

@@ -14,6 +14,7 @@ inline const std::vector<std::string> recurrent_inits{"uniform", "xavier", "orth
 inline const std::vector<std::string> embed_inits{"auto", "uniform", "xavier", "orthogonal", "normal"};
 inline const std::vector<std::string> activations{"relu", "gelu"};
 inline const std::vector<std::string> positional_encodings{"none", "sinusoidal", "learned", "rope"};
+inline const std::vector<std::string> attentions{"softmax", "linear"};
 inline const std::vector<std::string> optimizers{"sgd", "adam", "adamw"};
 inline const std::vector<std::string> schedules{"constant", "warmup-rsqrt", "cosine"};
 
@@ -22,12 +23,15 @@ inline const std::vector<std::string> schedules{"constant", "warmup-rsqrt", "cos
 // to_string, for the command line and the checkpoint's JSON.
 enum class Activation { relu, gelu };
 enum class PositionalEncoding { none, sinusoidal, learned, rope };
+enum class Attention { softmax, linear };
 enum class Optimizer { sgd, adam, adamw };
 Activation parse_activation(const std::string& name);
 PositionalEncoding parse_positional_encoding(const std::string& name);
+Attention parse_attention(const std::string& name);
 Optimizer parse_optimizer(const std::string& name);
 const std::string& to_string(Activation a);
 const std::string& to_string(PositionalEncoding p);
+const std::string& to_string(Attention a);
 const std::string& to_string(Optimizer o);
 
 // "a, b or c": a list of choices, for messages and help.

@@ -38,6 +38,7 @@ void ModelConfig::validate() const {
   if (pos == choices::PositionalEncoding::rope && (d_model / heads) % 2 != 0)
     bad(text::msg("nn.rope_even", d_model / heads));
   if (tie_kv && value_proj) bad(text::msg("nn.tie_kv_value_proj"));
+  if (attention == choices::Attention::linear && !scale_attention) bad(text::msg("nn.linear_no_scale"));
   if (pos == choices::PositionalEncoding::sinusoidal && d_model % 2 != 0) bad(text::msg("nn.sinusoidal_even", d_model));
 }
 
@@ -55,6 +56,7 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
        {"ffn", c.ffn},
        {"activation", choices::to_string(c.activation)},
        {"pos", choices::to_string(c.pos)},
+       {"attention", choices::to_string(c.attention)},
        {"pre_ln", c.pre_ln},
        {"causal", c.causal},
        {"scale_attention", c.scale_attention},
@@ -95,6 +97,8 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
   c.tie_qk = j.contains("tie_qk") ? j.at("tie_qk").get<bool>() : false;
   c.value_proj = j.contains("value_proj") ? j.at("value_proj").get<bool>() : true;
   c.tie_kv = j.contains("tie_kv") ? j.at("tie_kv").get<bool>() : false;
+  c.attention = j.contains("attention") ? choices::parse_attention(j.at("attention").get<std::string>())
+                                        : choices::Attention::softmax;
   c.max_len = json_int(j, "max_len");
   c.dropout = j.at("dropout").get<double>();
 }
@@ -181,7 +185,10 @@ double estimate_training_bytes(const ModelConfig& c, int B, int T) {
     kept += c.layers * bt * d * (gates > 0 ? 7 * (gates + 1) : 6);
   } else {
     const double wide = c.ffn ? static_cast<double>(c.ffn_mult) * d : 0;
-    kept += c.layers * (bt * d * 16 + bt * wide * 3 + B * c.heads * static_cast<double>(T) * T);
+    // The fused softmax attention keeps its weights once; linear attention, built from ops, keeps its scores
+    // before and after the mask, and their gradients.
+    const double maps = c.attention == choices::Attention::linear ? 4 : 1;
+    kept += c.layers * (bt * d * 16 + bt * wide * 3 + maps * B * c.heads * static_cast<double>(T) * T);
   }
   return 64e6 + state + kept * scalar;  // 64 MB: the program, its libraries, the buffer pool's slack
 }

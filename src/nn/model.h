@@ -37,6 +37,9 @@ struct ModelConfig {
   bool ffn = true;   // false: attention blocks with no FFN at all
   choices::Activation activation = choices::Activation::relu;
   choices::PositionalEncoding pos = choices::PositionalEncoding::sinusoidal;
+  // softmax (the paper), or linear: elu(x) + 1 on queries and keys in place of the softmax, each row divided by its
+  // total weight (Katharopoulos et al. 2020), which a recurrence with a d_k x d_v state computes too
+  choices::Attention attention = choices::Attention::softmax;
   bool pre_ln = false;          // false: post-LN as in the paper
   bool causal = true;           // each position sees only itself and the past
   bool scale_attention = true;  // divide scores by sqrt(d_k)

@@ -6,6 +6,7 @@ namespace seqgrad::nn {
 
 MultiHeadAttention::MultiHeadAttention(const ModelConfig& c, ag::Rng& rng)
     : heads_(c.heads),
+      linear_(c.attention == choices::Attention::linear),
       causal_(c.causal),
       scale_(c.scale_attention),
       rope_(c.pos == choices::PositionalEncoding::rope),
@@ -32,11 +33,36 @@ ag::Tensor MultiHeadAttention::forward(const ag::Tensor& x, ag::Tensor* weights)
     q = ag::rotary(q, 10000, D);  // each head rotated on its own
     k = ag::rotary(k, 10000, D);
   }
+  if (linear_) return w_o_.forward(linear_attention(q, k, v, heads_, causal_, weights));
   const auto scale = static_cast<ag::Scalar>(scale_ ? 1 / std::sqrt(static_cast<double>(D)) : 1.0);
   // softmax(q_h k_h^T * scale) v_h for every head, the future masked when causal: one fused op
   // (autograd/ops_attention.cpp), tested equal to the head-by-head composition of slice, matmul,
   // transpose, masked_fill and softmax.
   return w_o_.forward(ag::attention(q, k, v, heads_, causal_, scale, weights));
+}
+
+ag::Tensor elu_plus_one(const ag::Tensor& x) { return ag::relu(x) + ag::exp(-ag::relu(-x)); }
+
+ag::Tensor linear_attention(const ag::Tensor& q, const ag::Tensor& k, const ag::Tensor& v, int heads, bool causal,
+                            ag::Tensor* weights) {
+  const int T = q.size(1), D = q.size(2) / heads;
+  const ag::Tensor fq = elu_plus_one(q), fk = elu_plus_one(k);
+  // A @ ones sums each row of A into every column: the normaliser, beside the numerator it divides.
+  const ag::Tensor ones_d({T, D}, std::vector<ag::Scalar>(static_cast<std::size_t>(T) * D, 1));
+  std::vector<ag::Tensor> outs, maps;
+  for (int h = 0; h < heads; ++h) {
+    auto head = [&](const ag::Tensor& t) { return ag::slice(t, 2, h * D, (h + 1) * D); };  // (B, T, D)
+    ag::Tensor a = ag::matmul(head(fq), ag::transpose(head(fk)));                          // (B, T, T), all > 0
+    if (causal) a = ag::masked_fill(a, ag::causal_mask(T), {T, T}, 0);                     // 0, not -inf: no softmax
+    // 1e-6 keeps a row whose weights all underflow finite, as in the paper's code
+    outs.push_back(ag::matmul(a, head(v)) / (ag::matmul(a, ones_d) + ag::Scalar(1e-6)));
+    if (weights) {
+      const ag::Tensor ones_t({T, T}, std::vector<ag::Scalar>(static_cast<std::size_t>(T) * T, 1));
+      maps.push_back((a / (ag::matmul(a, ones_t) + ag::Scalar(1e-6))).detach());
+    }
+  }
+  if (weights) *weights = ag::stack(maps, 1);
+  return heads == 1 ? outs.front() : ag::concat(outs, 2);
 }
 
 FeedForward::FeedForward(const ModelConfig& c, ag::Rng& rng)

@@ -22,7 +22,7 @@ class MultiHeadAttention : public Module {
 
  private:
   int heads_;
-  bool causal_, scale_, rope_, tie_qk_, value_proj_, tie_kv_;
+  bool linear_, causal_, scale_, rope_, tie_qk_, value_proj_, tie_kv_;
   Linear w_q_, w_k_, w_v_, w_o_;  // w_k_ unused with tie_qk, w_v_ without value_proj (neither registered)
 };
 
@@ -64,6 +64,15 @@ class Transformer : public SequenceModel {
   std::unique_ptr<LayerNorm> final_ln_;  // pre-LN only
   std::unique_ptr<Linear> head_;
 };
+
+// Causal (or not) linear attention (Katharopoulos et al. 2020), q, k, v (B, T, C) with C = heads * D: for each head,
+// out_i = sum_j<=i phi(q_i).phi(k_j) v_j / sum_j<=i phi(q_i).phi(k_j), phi(x) = elu(x) + 1 > 0. Computed here in its
+// parallel form, every row at once, from the engine's ops; the same numbers come out of a recurrence on a
+// D x D state (the attention-as-rnn lab). The normalised weights go to *weights, (B, heads, T, T), when given.
+ag::Tensor linear_attention(const ag::Tensor& q, const ag::Tensor& k, const ag::Tensor& v, int heads, bool causal,
+                            ag::Tensor* weights = nullptr);
+// elu(x) + 1, written as relu(x) + exp(-relu(-x)): x + 1 above 0, e^x below.
+ag::Tensor elu_plus_one(const ag::Tensor& x);
 
 // The paper's encoding, (T, C): PE(pos, 2i) = sin(pos / 10000^(2i/C)), PE(pos, 2i+1) = cos(...).
 ag::Tensor sinusoidal_encoding(int T, int C);

@@ -83,6 +83,7 @@ json hello() {
   }
   return {{"version", SEQGRAD_VERSION},
           {"models", nn::choices::kinds},
+          {"attentions", nn::choices::attentions},
           {"tasks", task_list},
           {"labs", lab_list},
           {"strings", strings}};
@@ -157,6 +158,9 @@ json train_model(const json& r, const Post& post) {
   const int d_model = static_cast<int>(int_field(r, "d_model", 64, 4, 256));
   const auto seed = static_cast<std::uint64_t>(int_field(r, "seed", 0, 0, std::int64_t{1} << 40));
   train::TrainConfig c = train::fresh_config(kind, task_options, d_model, steps, seed);
+  c.model.attention = nn::choices::parse_attention(choice_field(r, "attention", "softmax", nn::choices::attentions));
+  if (c.model.recurrent() && c.model.attention != nn::choices::Attention::softmax)
+    throw std::invalid_argument(text::trf("web.attention_linear_recurrent", lang, kind));
 
   // The profile of the gradient on one held-out batch, 20 times over the run.
   const std::shared_ptr<tasks::Task> task = train::plan_run(c).task;

@@ -178,6 +178,15 @@
     hello.models.forEach(function (m) {
       $('model').appendChild(new Option(m, m, false, m === 'transformer'));
     });
+    hello.attentions.forEach(function (a) {
+      $('attention-kind').appendChild(new Option(a, a, false, a === 'softmax'));
+    });
+    // Only the Transformer has attention: the choice is greyed out for the recurrent models.
+    var setAttention = function () {
+      $('attention-kind').disabled = $('model').value !== 'transformer';
+    };
+    $('model').addEventListener('change', setAttention);
+    setAttention();
     hello.tasks.forEach(function (task) {
       $('task').appendChild(new Option(task.name, task.name, false, task.name === 'recall'));
     });
@@ -216,6 +225,7 @@
     var request = {
       cmd: 'train',
       model: $('model').value,
+      attention: $('model').value === 'transformer' ? $('attention-kind').value : 'softmax',
       task: $('task').value,
       len: readInt('len'),
       steps: readInt('steps'),

@@ -61,6 +61,22 @@ TEST_CASE("a whole tiny Transformer passes gradcheck, in each variant", "[gradch
   }
 }
 
+TEST_CASE("a tiny Transformer of linear attention passes gradcheck, causal or not, with each encoding",
+          "[gradcheck][models]") {
+  for (const bool causal : {true, false}) {
+    for (const char* pos : {"sinusoidal", "rope", "none"}) {
+      ModelConfig c = tiny_transformer(pos);
+      c.attention = seqgrad::nn::choices::Attention::linear;
+      c.causal = causal;
+      const ag::GradcheckResult r = check_model(c);
+      INFO(pos << (causal ? " causal" : " not causal") << ": max rel error " << r.max_rel_error << " over "
+               << r.checked);
+      CHECK(r.checked > 500);
+      CHECK(r.passed);
+    }
+  }
+}
+
 TEST_CASE("a tiny Transformer with W_K = W_Q, or without W_V, passes gradcheck", "[gradcheck][models]") {
   for (const bool tie : {true, false}) {
     for (const char* pos : {"sinusoidal", "rope"}) {

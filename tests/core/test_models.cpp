@@ -107,27 +107,32 @@ TEST_CASE("parameter names are stable and dotted", "[models]") {
 }
 
 TEST_CASE("causal attention never looks ahead, weights rows sum to 1", "[models]") {
-  auto m = make_model(config("transformer"), 2);
-  ForwardOptions look;
-  look.capture.attention = true;
-  const ForwardOutput out = m->forward(input(2, 6), look);
-  const ag::Tensor& w = out.attention[0];  // (2, 2, 6, 6)
-  for (int row = 0; row < 2 * 2 * 6; ++row) {
-    const int i = row % 6;
-    double total = 0;
-    for (int j = 0; j < 6; ++j) {
-      const double v = w.data()[static_cast<std::size_t>(row * 6 + j)];
-      total += v;
-      if (j > i) CHECK(v == 0);
+  for (const auto attention : {choices::Attention::softmax, choices::Attention::linear}) {
+    INFO(choices::to_string(attention) << " attention");
+    ModelConfig c = config("transformer");
+    c.attention = attention;
+    auto m = make_model(c, 2);
+    ForwardOptions look;
+    look.capture.attention = true;
+    const ForwardOutput out = m->forward(input(2, 6), look);
+    const ag::Tensor& w = out.attention[0];  // (2, 2, 6, 6)
+    for (int row = 0; row < 2 * 2 * 6; ++row) {
+      const int i = row % 6;
+      double total = 0;
+      for (int j = 0; j < 6; ++j) {
+        const double v = w.data()[static_cast<std::size_t>(row * 6 + j)];
+        total += v;
+        if (j > i) CHECK(v == 0);
+      }
+      CHECK(total == Approx(1).epsilon(1e-5));
     }
-    CHECK(total == Approx(1).epsilon(1e-5));
+    // Changing a later token leaves earlier logits untouched.
+    SequenceInput a = input(1, 6), b = a;
+    b.tokens[5] = (b.tokens[5] + 1) % 7;
+    const ag::Tensor la = m->forward(a).logits, lb = m->forward(b).logits;
+    for (int k = 0; k < 5 * 7; ++k)
+      CHECK(la.data()[static_cast<std::size_t>(k)] == lb.data()[static_cast<std::size_t>(k)]);
   }
-  // Changing a later token leaves earlier logits untouched.
-  SequenceInput a = input(1, 6), b = a;
-  b.tokens[5] = (b.tokens[5] + 1) % 7;
-  const ag::Tensor la = m->forward(a).logits, lb = m->forward(b).logits;
-  for (int k = 0; k < 5 * 7; ++k)
-    CHECK(la.data()[static_cast<std::size_t>(k)] == lb.data()[static_cast<std::size_t>(k)]);
 }
 
 TEST_CASE("the fused RNN, LSTM and GRU equal their cells stepped one at a time: logits and every gradient",
@@ -177,6 +182,62 @@ TEST_CASE("split positions give the same logits, with one node per x_t", "[model
     CHECK(split.positions[0].shape() == ag::Shape{2, 8});
     for (std::size_t k = 0; k < whole.logits.numel(); ++k)
       CHECK(split.logits.data()[k] == Approx(whole.logits.data()[k]).margin(1e-6));
+  }
+}
+
+TEST_CASE("linear attention is the recurrence S_t = S_{t-1} + phi(k_t) v_t^T, z_t = z_{t-1} + phi(k_t)", "[models]") {
+  // elu(x) + 1: x + 1 above 0, e^x below
+  const ag::Tensor x({4}, {-2, -0.5, 0.5, 3});
+  const ag::Tensor fx = elu_plus_one(x);
+  CHECK(fx.data()[0] == Approx(std::exp(-2.0)));
+  CHECK(fx.data()[1] == Approx(std::exp(-0.5)));
+  CHECK(fx.data()[2] == Approx(1.5));
+  CHECK(fx.data()[3] == Approx(4.0));
+  // B 2, T 5, two heads of width 3, against the recurrence in plain loops
+  const int B = 2, T = 5, H = 2, D = 3, C = H * D;
+  auto filled = [&](double offset) {
+    std::vector<ag::Scalar> v(static_cast<std::size_t>(B * T * C));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<ag::Scalar>(std::sin(1.3 * i + offset));
+    return ag::Tensor({B, T, C}, v);
+  };
+  const ag::Tensor q = filled(0), k = filled(1), v = filled(2);
+  for (const bool causal : {true, false}) {
+    INFO((causal ? "causal" : "not causal"));
+    ag::Tensor weights;
+    const ag::Tensor out = linear_attention(q, k, v, H, causal, &weights);
+    REQUIRE(out.shape() == ag::Shape{B, T, C});
+    REQUIRE(weights.shape() == ag::Shape{B, H, T, T});
+    auto at = [&](const ag::Tensor& t, int b, int s, int c) {
+      const double e = t.data()[static_cast<std::size_t>((b * T + s) * C + c)];
+      return e > 0 ? e + 1 : std::exp(e);
+    };
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < H; ++h) {
+        std::vector<double> S(D * D, 0), z(D, 0);  // the state: a D x D matrix and a D-vector
+        for (int s = 0; s < T; ++s) {
+          const int seen = causal ? s + 1 : T;  // without the mask, every row reads the whole sum
+          if (causal || s == 0) {
+            for (int j = causal ? s : 0; j < seen; ++j)
+              for (int r = 0; r < D; ++r) {
+                z[r] += at(k, b, j, h * D + r);
+                for (int c = 0; c < D; ++c)
+                  S[r * D + c] +=
+                      at(k, b, j, h * D + r) * v.data()[static_cast<std::size_t>((b * T + j) * C + h * D + c)];
+              }
+          }
+          double norm = 1e-6;
+          for (int r = 0; r < D; ++r) norm += at(q, b, s, h * D + r) * z[r];
+          for (int c = 0; c < D; ++c) {
+            double num = 0;
+            for (int r = 0; r < D; ++r) num += at(q, b, s, h * D + r) * S[r * D + c];
+            CHECK(out.data()[static_cast<std::size_t>((b * T + s) * C + h * D + c)] ==
+                  Approx(num / norm).epsilon(1e-5));
+          }
+          double total = 0;
+          for (int j = 0; j < T; ++j) total += weights.data()[static_cast<std::size_t>(((b * H + h) * T + s) * T + j)];
+          CHECK(total == Approx(1).epsilon(1e-5));
+        }
+      }
   }
 }
 
@@ -279,6 +340,7 @@ TEST_CASE("every named option parses to its enum and back, an unknown one names 
   for (const auto& name : choices::positional_encodings)
     CHECK(choices::to_string(choices::parse_positional_encoding(name)) == name);
   for (const auto& name : choices::optimizers) CHECK(choices::to_string(choices::parse_optimizer(name)) == name);
+  for (const auto& name : choices::attentions) CHECK(choices::to_string(choices::parse_attention(name)) == name);
   CHECK(choices::parse_positional_encoding("rope") == choices::PositionalEncoding::rope);
   CHECK_THROWS_WITH(choices::parse_positional_encoding("alibi"),
                     "unknown positional encoding 'alibi'; expected none, sinusoidal, learned or rope");

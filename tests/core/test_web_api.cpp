@@ -30,6 +30,7 @@ std::size_t count(const std::string& text, const std::string& part) {
 TEST_CASE("web: hello lists the models, tasks and labs, and the page's words in both languages") {
   const json h = web::handle({{"cmd", "hello"}}, {});
   CHECK(h["models"] == json(seqgrad::nn::choices::kinds));
+  CHECK(h["attentions"] == json(seqgrad::nn::choices::attentions));
   bool recall = false;
   for (const json& t : h["tasks"]) recall |= t["name"] == "recall" && t["len"].get<int>() > 0;
   CHECK(recall);
@@ -109,6 +110,24 @@ TEST_CASE("web: train is `seqgrad train` with progress posted on the way") {
   CHECK(r["examples"].size() == 4);
 }
 
+TEST_CASE("web: linear attention trains as `seqgrad train --attention linear` does") {
+  const json request = {{"cmd", "train"},
+                        {"model", "transformer"},
+                        {"attention", "linear"},
+                        {"task", "recall"},
+                        {"len", 8},
+                        {"steps", 20},
+                        {"seed", 1},
+                        {"d_model", 16}};
+  const json r = web::handle(request, {});
+  seqgrad::train::TrainConfig c = seqgrad::train::fresh_config("transformer", {"recall", 8, "", ""}, 16, 20, 1);
+  c.model.attention = seqgrad::nn::choices::Attention::linear;
+  const seqgrad::train::TrainResult direct = seqgrad::train::run_training(c, {});
+  CHECK(r["eval"]["loss"].get<double>() == direct.eval.loss);
+  seqgrad::train::TrainConfig softmax = seqgrad::train::fresh_config("transformer", {"recall", 8, "", ""}, 16, 20, 1);
+  CHECK(r["final_loss"].get<double>() != seqgrad::train::run_training(softmax, {}).log.back().loss);
+}
+
 TEST_CASE("web: a recurrent model has no attention maps, paths grow for the RNN only") {
   const json r =
       web::handle({{"cmd", "train"}, {"model", "gru"}, {"task", "copy"}, {"len", 4}, {"steps", 3}, {"d_model", 8}}, {});
@@ -180,6 +199,8 @@ TEST_CASE("web: a bad request is one line naming what is wrong") {
       {R"({"cmd": "train", "seed": -1})", "'seed' must be a whole number"},
       {R"({"cmd": "train", "task": "lookback", "len": 2})", "len for lookback must be between 5"},
       {R"({"cmd": "train", "lang": "fr"})", "'lang' is 'fr'; expected one of en, ko"},
+      {R"({"cmd": "train", "attention": "sparse"})", "'attention' is 'sparse'; expected one of softmax, linear"},
+      {R"({"cmd": "train", "model": "lstm", "attention": "linear"})", "linear attention is the Transformer's"},
       {R"({"cmd": "lab", "name": "nope"})", "nope"},
       {R"({"cmd": "bench", "workload": "huge"})", "'workload' is 'huge'"},
   };

@@ -45,6 +45,8 @@ variants=(
   "transformer-adding|--model transformer --task adding"
   "transformer-lm|--model transformer --task lm --pos rope --pre-ln"
   "transformer-recall-tied|--model transformer --task recall --tie-qk --activation gelu --pos learned"
+  "transformer-linear|--model transformer --attention linear"
+  "transformer-linear-rope-not-causal|--model transformer --attention linear --pos rope --no-causal --task recall"
 )
 
 # Loads an export's weights in PyTorch and saves them again with save_weights, into folder $2.
@@ -84,7 +86,7 @@ for v in "${variants[@]}"; do
 done
 # A teacher's way back: a model trained further in PyTorch (20 Adam steps; the LSTM's bias_hh no
 # longer 0), saved, imported, and exported again: seqgrad's logits on the held-out batch are PyTorch's.
-for name in lstm-2-layers-dropout transformer-pre-ln-rope gru-recall; do
+for name in lstm-2-layers-dropout transformer-pre-ln-rope gru-recall transformer-linear; do
   "$python" - "pt-$name" "trained-$name" <<'PY'
 import os, sys, torch
 sys.path.insert(0, sys.argv[1])
