@@ -201,6 +201,8 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   grads->add_option("--svg", g->svg, text::msg("inspect.help.grads.svg"));
   grads->add_flag("--json", g->json, text::msg("inspect.help.json_one"));
   grads->callback([g, grads] {
+    // recall's 64 is more pairs than assoc has keys: without --len, assoc takes its own default (8 pairs)
+    if (g->config.task.name == "assoc" && !grads->count("--len")) g->config.task.len = 0;
     if (!g->config.checkpoint.empty()) {
       refuse_given(*grads, {"--models", "--task", "--len", "--d-model", "--init", "--seed", "--every", "--steps"},
                    text::msg("inspect.refuse.checkpoint"));
@@ -258,6 +260,7 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   cmp->add_option("--out", c->out, text::msg("inspect.help.compare.out"))->capture_default_str();
   cmp->add_flag("--json", c->json, text::msg("inspect.help.compare.json"));
   cmp->callback([c, cmp] {
+    if (c->config.task.name == "assoc" && !cmp->count("--len")) c->config.task.len = 0;  // as in grads
     const auto kinds = split_list(c->models);
     if (std::all_of(kinds.begin(), kinds.end(), [](const std::string& k) { return k == "transformer"; }))
       refuse_given(*cmp, {"--match-params"}, text::msg("inspect.refuse.match_params"));

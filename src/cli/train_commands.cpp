@@ -207,6 +207,7 @@ void add_train_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner>>
   t->add_option("--len", c.task.len, text::msg("train.help.len"))
       ->check(CLI::Range(0, train::kMaxLen))
       ->capture_default_str();
+  t->add_option("--keys", c.task.keys, text::msg("train.help.keys"))->check(CLI::Range(1, 1000));
   t->add_option("--text", c.task.text_path, text::msg("train.help.text"));
   t->add_option("--d-model", c.model.d_model, text::msg("train.help.d_model"))
       ->check(CLI::Range(1, nn::kMaxDModel))

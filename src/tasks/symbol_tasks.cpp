@@ -1,7 +1,9 @@
-// Tasks on symbol sequences: copy, reverse, sort, recall, copy-memory, and and lookback and modsum.
+// Tasks on symbol sequences: copy, reverse, sort, recall, assoc, copy-memory, lookback and modsum.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "src/tasks/registry.h"
 #include "src/text/catalogue.h"
@@ -128,6 +130,84 @@ class RecallTask : public Task {
   }
 
  private:
+  TaskInfo info_;
+};
+
+// assoc: multi-query associative recall (as in the linear-attention literature:
+// Ba et al. 2016, Arora et al. 2023). N pairs, each a key of K (A..) and its
+// value of K (a..), then the N keys again in a shuffled order: at each, the
+// answer is its value. Many things to remember, each at a short distance (at
+// most 3N back), where recall asks for one thing far away. Every sequence is 64
+// tokens long (3N when N > 21), filler '.' first, so that up to 21 pairs the
+// length, and the compute, is the same whatever N: what grows is what must be
+// held at once.
+class AssocTask : public Task {
+ public:
+  static constexpr int kFiller = 0, kMinLen = 64;  // ids: 0 filler, 1..K keys, K+1..2K values
+  AssocTask(int pairs, int keys) : keys_(keys) {
+    if (keys < 1 || keys > kMaxKeys) {
+      throw LenError(text::msg("tasks.assoc.keys_range", 1, kMaxKeys, keys),
+                     text::msg("tasks.assoc.keys_range", 1, kMaxKeys, keys));
+    }
+    check_len("assoc", pairs, 1, keys);
+    info_.name = "assoc";
+    info_.len = pairs;
+    info_.keys = keys;
+    info_.seq_len = std::max(kMinLen, 3 * pairs);
+    info_.vocab = info_.out_dim = 1 + 2 * keys;
+    info_.sequence_metric = true;
+    info_.input = text::msg("tasks.assoc.input", info_.seq_len - 3 * pairs, pairs, keys);
+    info_.target = text::msg("tasks.assoc.target");
+    info_.scored = text::msg("tasks.assoc.scored", pairs);
+    info_.chance_metric = "token_acc";
+    info_.chance = 1.0 / keys;
+    info_.chance_text = text::msg("tasks.assoc.chance", keys);
+  }
+  static constexpr int kMaxKeys = 1000;
+  const TaskInfo& info() const override { return info_; }
+  std::string token_text(int id) const override {
+    if (id == kFiller) return ".";
+    const bool key = id <= keys_;
+    const int i = key ? id - 1 : id - keys_ - 1;
+    if (keys_ <= 26) return std::string(1, static_cast<char>((key ? 'A' : 'a') + i));
+    return fmt::format("{}{}", key ? 'K' : 'v', i);
+  }
+  Batch sample(int B, ag::Rng& rng) const override {
+    const int T = info_.seq_len, N = info_.len, first = T - 3 * N;  // the pairs start at `first`
+    Batch b{B,
+            T,
+            std::vector<int>(static_cast<std::size_t>(B * T), kFiller),
+            {},
+            std::vector<int>(static_cast<std::size_t>(B * T), kIgnore),
+            {},
+            std::vector<int>(static_cast<std::size_t>(B * T), -1)};
+    std::vector<int> keys(static_cast<std::size_t>(keys_)), order(static_cast<std::size_t>(N));
+    for (int s = 0; s < B; ++s) {
+      int* x = b.tokens.data() + static_cast<std::ptrdiff_t>(s) * T;
+      // N distinct keys: the first N of a shuffle of all K (Fisher-Yates, stopped after N)
+      for (int i = 0; i < keys_; ++i) keys[static_cast<std::size_t>(i)] = 1 + i;
+      for (int i = 0; i < N; ++i)
+        std::swap(keys[static_cast<std::size_t>(i)], keys[static_cast<std::size_t>(rng.randint(i, keys_))]);
+      for (int i = 0; i < N; ++i) {
+        x[first + 2 * i] = keys[static_cast<std::size_t>(i)];
+        x[first + 2 * i + 1] = keys_ + rng.randint(1, keys_ + 1);
+        order[static_cast<std::size_t>(i)] = i;
+      }
+      for (int i = N - 1; i > 0; --i)
+        std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(rng.randint(0, i + 1))]);
+      for (int i = 0; i < N; ++i) {
+        const int pair = order[static_cast<std::size_t>(i)], t = first + 2 * N + i;
+        const auto at = static_cast<std::size_t>(s * T + t);
+        x[t] = x[first + 2 * pair];
+        b.targets[at] = x[first + 2 * pair + 1];
+        b.distance[at] = t - (first + 2 * pair + 1);  // back to the value
+      }
+    }
+    return b;
+  }
+
+ private:
+  int keys_;
   TaskInfo info_;
 };
 
@@ -267,6 +347,9 @@ std::unique_ptr<Task> make_copy_task(const std::string& variant, int len) {
   return std::make_unique<CopyTask>(variant, len ? len : 10);
 }
 std::unique_ptr<Task> make_recall_task(int len) { return std::make_unique<RecallTask>(len ? len : 64); }
+std::unique_ptr<Task> make_assoc_task(int pairs, int keys) {
+  return std::make_unique<AssocTask>(pairs ? pairs : 8, keys ? keys : 16);
+}
 std::unique_ptr<Task> make_copy_memory_task(int len) { return std::make_unique<CopyMemoryTask>(len ? len : 100); }
 
 }  // namespace seqgrad::tasks

@@ -31,15 +31,17 @@ std::vector<Batch> Task::eval_batches(int count, int batch, std::uint64_t seed) 
 }
 
 std::vector<std::string> task_names() {
-  return {"copy", "reverse", "sort", "recall", "adding", "copy-memory", "lookback", "modsum", "lm", "words"};
+  return {"copy", "reverse", "sort", "recall", "assoc", "adding", "copy-memory", "lookback", "modsum", "lm", "words"};
 }
 
 std::unique_ptr<Task> make_task(const TaskOptions& o) {
   if (o.len < 0) throw LenError(text::msg("tasks.len_negative", o.len), text::msg("tasks.saved_len_negative", o.len));
   if (!o.text_path.empty() && o.name != "lm" && o.name != "words")
     throw std::invalid_argument(text::msg("tasks.text_only_lm"));
+  if (o.keys != 0 && o.name != "assoc") throw std::invalid_argument(text::msg("tasks.assoc.keys_only"));
   if (o.name == "copy" || o.name == "reverse" || o.name == "sort") return make_copy_task(o.name, o.len);
   if (o.name == "recall") return make_recall_task(o.len);
+  if (o.name == "assoc") return make_assoc_task(o.len, o.keys);
   if (o.name == "copy-memory") return make_copy_memory_task(o.len);
   if (o.name == "adding") return make_adding_task(o.len);
   if (o.name == "lookback") return make_lookback_task(o.len);

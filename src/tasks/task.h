@@ -26,6 +26,7 @@ struct Batch {
 struct TaskInfo {
   std::string name;
   int len = 0;       // the task's own length parameter (see each task)
+  int keys = 0;      // assoc: how many keys, and how many values, a pair is drawn from; 0 for the others
   int seq_len = 0;   // T of every sequence
   int vocab = 0;     // input ids in [0, vocab); 0 for a real-valued task
   int features = 0;  // F for a real-valued task
@@ -66,6 +67,7 @@ struct TaskOptions {
   std::string text_path;            // lm, words: a UTF-8 file; empty: the shipped corpus
   std::string text_fingerprint;     // when set, the text must have it (a run's text, unchanged)
   std::string vocab_fingerprint{};  // a run's: of the tokens its model was trained to read, in order
+  int keys = 0;                     // assoc: keys and values to draw from; 0: the task's default
 };
 
 // A fingerprint of a text's bytes ("fnv1a64:<16 hex digits>"), to notice an edited file.

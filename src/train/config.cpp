@@ -50,6 +50,7 @@ void to_json(nlohmann::json& j, const TrainConfig& c) {
        {"eval_size", c.eval_size},
        {"checkpoint_every", c.checkpoint_every}};
   if (!c.task.vocab_fingerprint.empty()) j["task"]["vocab_fingerprint"] = c.task.vocab_fingerprint;
+  if (c.task.keys != 0) j["task"]["keys"] = c.task.keys;  // assoc only
 }
 
 void from_json(const nlohmann::json& j, TrainConfig& c) {
@@ -57,8 +58,12 @@ void from_json(const nlohmann::json& j, TrainConfig& c) {
   const auto& t = j.at("task");
   // text_fingerprint is new: a checkpoint written before it has none, and its text is not checked.
   // vocab_fingerprint is newer still (runs on a text only); without it, only the vocabulary's size is checked.
-  c.task = {t.at("name").get<std::string>(), nn::json_int(t, "len"), t.at("text").get<std::string>(),
-            t.value("text_fingerprint", std::string()), t.value("vocab_fingerprint", std::string())};
+  c.task = {t.at("name").get<std::string>(),
+            nn::json_int(t, "len"),
+            t.at("text").get<std::string>(),
+            t.value("text_fingerprint", std::string()),
+            t.value("vocab_fingerprint", std::string()),
+            t.contains("keys") ? nn::json_int(t, "keys") : 0};
   const auto& o = j.at("optim");
   c.optim.kind = nn::choices::parse_optimizer(o.at("kind").get<std::string>());
   c.optim.lr = o.at("lr").get<double>();
@@ -84,6 +89,7 @@ void complete_from_task(TrainConfig& c, const tasks::TaskInfo& info) {
   c.model.features = info.features;
   c.model.out_dim = info.out_dim;
   c.task.len = info.len;
+  c.task.keys = info.keys;
   if (c.model.max_len == 0) c.model.max_len = info.seq_len;
   c.schedule.total = c.steps;
 }

@@ -53,6 +53,7 @@ inline const std::set<std::string, std::less<>>& kept_names() {
                                                            "reverse",
                                                            "sort",
                                                            "recall",
+                                                           "assoc",
                                                            "adding",
                                                            "copy-memory",
                                                            "lookback",

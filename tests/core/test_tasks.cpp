@@ -1,6 +1,8 @@
 // Each task's sequences, targets and chance figures, against their definitions.
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include "seqgrad_catch.hpp"
 
@@ -59,6 +61,59 @@ TEST_CASE("recall: the answer at the query is the key, len positions back", "[ta
   CHECK(t->token_text(1) == "A");
   CHECK(t->token_text(9) == "a");
   CHECK(t->token_text(0) == "?");
+}
+
+TEST_CASE("assoc: N pairs of distinct keys, then each key again, answered by its value", "[tasks]") {
+  for (const auto& [pairs, keys] : std::vector<std::pair<int, int>>{{8, 16}, {3, 5}, {16, 16}, {24, 30}}) {
+    INFO(pairs << " pairs of " << keys << " keys");
+    auto t = make_task({"assoc", pairs, "", "", "", keys == 16 ? 0 : keys});  // 0: the default, 16
+    const int T = std::max(64, 3 * pairs), first = T - 3 * pairs;
+    CHECK(t->info().seq_len == T);
+    CHECK(t->info().len == pairs);
+    CHECK(t->info().keys == keys);
+    CHECK(t->info().vocab == 1 + 2 * keys);
+    CHECK(t->info().chance == Approx(1.0 / keys));
+    ag::Rng rng(3);
+    const Batch b = t->sample(6, rng);
+    for (int s = 0; s < 6; ++s) {
+      const int* x = b.tokens.data() + s * T;
+      const int* y = b.targets.data() + s * T;
+      for (int i = 0; i < first; ++i) CHECK((x[i] == 0 && y[i] == kIgnore));  // filler, not scored
+      std::map<int, int> value_of;
+      for (int i = 0; i < pairs; ++i) {
+        const int key = x[first + 2 * i], value = x[first + 2 * i + 1];
+        CHECK((key >= 1 && key <= keys));
+        CHECK((value > keys && value <= 2 * keys));
+        CHECK(value_of.count(key) == 0);  // distinct keys: each query has one answer
+        value_of[key] = value;
+        CHECK((y[first + 2 * i] == kIgnore && y[first + 2 * i + 1] == kIgnore));
+      }
+      std::set<int> asked;
+      for (int i = 0; i < pairs; ++i) {
+        const int t_query = first + 2 * pairs + i;
+        REQUIRE(value_of.count(x[t_query]) == 1);
+        CHECK(y[t_query] == value_of[x[t_query]]);
+        CHECK(x[t_query - b.distance[static_cast<std::size_t>(s * T + t_query)]] == y[t_query]);  // back to the value
+        asked.insert(x[t_query]);
+      }
+      CHECK(asked.size() == static_cast<std::size_t>(pairs));  // every key is asked once
+    }
+  }
+  // The queries come in another order than the pairs, on some sequence of a batch.
+  auto t = make_task({"assoc", 8, "", ""});
+  ag::Rng rng(4);
+  const Batch b = t->sample(8, rng);
+  bool shuffled = false;
+  for (int s = 0; s < 8; ++s)
+    shuffled |= b.tokens[static_cast<std::size_t>(s * 64 + 40)] != b.tokens[static_cast<std::size_t>(s * 64 + 56)];
+  CHECK(shuffled);
+  CHECK(t->token_text(0) == ".");
+  CHECK(t->token_text(1) == "A");
+  CHECK(t->token_text(17) == "a");
+  CHECK(make_task({"assoc", 8, "", "", "", 40})->token_text(41) == "v0");
+  CHECK_THROWS_WITH(make_task({"assoc", 20, "", ""}), "--len for assoc must be between 1 and 16, got 20");
+  CHECK_THROWS_WITH(make_task({"assoc", 4, "", "", "", 1001}), "--keys for assoc must be between 1 and 1000, got 1001");
+  CHECK_THROWS_WITH(make_task({"recall", 4, "", "", "", 8}), "--keys is only for the assoc task");
 }
 
 TEST_CASE("adding: two markers, one per half, and the target is their sum", "[tasks]") {
@@ -223,9 +278,10 @@ TEST_CASE("the same seed gives the same batch, eval batches are fixed", "[tasks]
 }
 
 TEST_CASE("tasks refuse bad names, lengths and texts with a clear message", "[tasks][errors]") {
-  CHECK_THROWS_WITH(task("frob"),
-                    "unknown task 'frob'; expected one of copy, reverse, sort, recall, adding, copy-memory, lookback, "
-                    "modsum, lm, words");
+  CHECK_THROWS_WITH(
+      task("frob"),
+      "unknown task 'frob'; expected one of copy, reverse, sort, recall, assoc, adding, copy-memory, lookback, "
+      "modsum, lm, words");
   CHECK_THROWS_WITH(task("copy", -1), "--len must be positive, got -1");
   CHECK_THROWS_WITH(task("copy", 10000), "--len for copy must be between 1 and 512, got 10000");
   CHECK_THROWS_WITH(task("adding", 1), "--len for adding must be between 2 and 4096, got 1");

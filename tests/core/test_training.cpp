@@ -75,7 +75,7 @@ TEST_CASE("without the causal mask, a task whose next input is the target is ref
     INFO(task);
     CHECK_THROWS_WITH(train::run_training(c, {}), Catch::Contains("would let each position read its own answer"));
   }
-  for (const char* task : {"recall", "lookback", "modsum", "copy-memory"}) {
+  for (const char* task : {"recall", "assoc", "lookback", "modsum", "copy-memory"}) {
     train::TrainConfig c = tiny("transformer", task, 5, 1);
     c.model.causal = false;
     INFO(task);
@@ -113,6 +113,28 @@ TEST_CASE("a checkpoint round trip gives identical outputs", "[training][checkpo
   int rows = 0;
   for (std::string line; std::getline(log, line);) ++rows;
   CHECK(rows == 10);
+}
+
+TEST_CASE("an assoc run keeps its keys in its checkpoint, and a run without them writes none",
+          "[training][checkpoint]") {
+  const std::string dir = fresh_dir("assoc-keys");
+  train::RunOptions o;
+  o.out_dir = dir;
+  train::TrainConfig c = tiny("transformer", "assoc", 5, 2);
+  c.task.keys = 12;
+  const train::TrainResult r = train::run_training(c, o);
+  CHECK(r.task->info().vocab == 25);
+  const train::Checkpoint ck = train::load_checkpoint(dir);
+  CHECK(ck.config.task.keys == 12);
+  CHECK(ck.task->info().keys == 12);
+  CHECK(ck.config.model.vocab == 25);
+  // the default, 16, is written out too: what the run was trained on, whatever the default becomes
+  train::TrainConfig d = tiny("lstm", "assoc", 5, 1);
+  train::complete_from_task(d, tasks::make_task(d.task)->info());
+  CHECK(nlohmann::json(d)["task"]["keys"] == 16);
+  train::TrainConfig other = tiny("lstm", "recall", 5, 1);
+  train::complete_from_task(other, tasks::make_task(other.task)->info());
+  CHECK_FALSE(nlohmann::json(other)["task"].contains("keys"));
 }
 
 TEST_CASE("a resumed run matches an uninterrupted one", "[training][checkpoint]") {

@@ -110,21 +110,17 @@ TEST_CASE("web: train is `seqgrad train` with progress posted on the way") {
   CHECK(r["examples"].size() == 4);
 }
 
-TEST_CASE("web: linear attention trains as `seqgrad train --attention linear` does") {
-  const json request = {{"cmd", "train"},
-                        {"model", "transformer"},
-                        {"attention", "linear"},
-                        {"task", "recall"},
-                        {"len", 8},
-                        {"steps", 20},
-                        {"seed", 1},
-                        {"d_model", 16}};
+TEST_CASE("web: linear attention on assoc trains as `seqgrad train --attention linear --task assoc` does") {
+  const json request = {
+      {"cmd", "train"}, {"model", "transformer"}, {"attention", "linear"}, {"task", "assoc"}, {"len", 4}, {"steps", 20},
+      {"seed", 1},      {"d_model", 16}};
   const json r = web::handle(request, {});
-  seqgrad::train::TrainConfig c = seqgrad::train::fresh_config("transformer", {"recall", 8, "", ""}, 16, 20, 1);
+  CHECK(r["task"] == "assoc");
+  seqgrad::train::TrainConfig c = seqgrad::train::fresh_config("transformer", {"assoc", 4, "", ""}, 16, 20, 1);
   c.model.attention = seqgrad::nn::choices::Attention::linear;
   const seqgrad::train::TrainResult direct = seqgrad::train::run_training(c, {});
   CHECK(r["eval"]["loss"].get<double>() == direct.eval.loss);
-  seqgrad::train::TrainConfig softmax = seqgrad::train::fresh_config("transformer", {"recall", 8, "", ""}, 16, 20, 1);
+  seqgrad::train::TrainConfig softmax = seqgrad::train::fresh_config("transformer", {"assoc", 4, "", ""}, 16, 20, 1);
   CHECK(r["final_loss"].get<double>() != seqgrad::train::run_training(softmax, {}).log.back().loss);
 }
 

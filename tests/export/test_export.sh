@@ -45,7 +45,7 @@ variants=(
   "transformer-adding|--model transformer --task adding"
   "transformer-lm|--model transformer --task lm --pos rope --pre-ln"
   "transformer-recall-tied|--model transformer --task recall --tie-qk --activation gelu --pos learned"
-  "transformer-linear|--model transformer --attention linear"
+  "transformer-linear|--model transformer --attention linear --task assoc --keys 12 --len 6"
   "transformer-linear-rope-not-causal|--model transformer --attention linear --pos rope --no-causal --task recall"
 )
 
