@@ -13,7 +13,7 @@ namespace seqgrad::inspect {
 int PathReport::max_path() const { return path_from.empty() ? 0 : path_from.front(); }
 int PathReport::min_path() const { return path_from.empty() ? 0 : path_from.back(); }
 
-PathReport measure_paths(const nn::SequenceModel& model, int len) {
+PathReport measure_paths(const nn::SequenceModel& model, int len, bool linear_recurrence) {
   const nn::ModelConfig& c = model.config();
   nn::SequenceInput in{1, len, {}, {}};
   if (c.vocab > 0) {
@@ -23,6 +23,7 @@ PathReport measure_paths(const nn::SequenceModel& model, int len) {
   }
   nn::ForwardOptions options;
   options.capture.positions = true;
+  options.capture.linear_recurrence = linear_recurrence;
   const nn::ForwardOutput out = model.forward(in, options);
   // The output at the last position: its own node where the model has one.
   const ag::Tensor root = out.outputs.empty() ? ag::select(out.logits, 1, len - 1) : out.outputs.back();

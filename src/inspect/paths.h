@@ -24,8 +24,9 @@ struct PathReport {
 };
 
 // Builds the model's graph on one sequence of `len` tokens (with x_t split out
-// as nodes of their own) and measures it.
-PathReport measure_paths(const nn::SequenceModel& model, int len);
+// as nodes of their own) and measures it; with linear_recurrence, a model of
+// linear attention computed as its recurrence (nn::Capture).
+PathReport measure_paths(const nn::SequenceModel& model, int len, bool linear_recurrence = false);
 
 // `seqgrad paths`: a fresh small model of each kind (width 16, 8 tokens,
 // `layers` layers or the kind's default when 0) measured at every length,

@@ -180,6 +180,7 @@ const std::vector<Lab>& all_labs() {
                                    {"quadratic-cost", 0.8},
                                    {"attention-memory", 0.1},
                                    {"attention-share", 25},
+                                   {"attention-as-rnn", 1},
                                    {"qk-asymmetry", 30},
                                    {"value-proj", 11},
                                    {"sqrt-dk", 0.3},

@@ -80,6 +80,10 @@ struct Capture {
   bool positions = false;
   bool hidden = false;     // recurrent: unrolled step by step, every h_t kept in hidden[layer][t]
   bool attention = false;  // Transformer: every layer's weights in attention[layer]
+  // Causal linear attention computed as the recurrence it is: each position through every block one at a time, each
+  // head's D x D state carried forward (the attention-as-rnn lab): the same values, on a graph whose path from x_0
+  // grows with T. Each position's logits go to outputs.
+  bool linear_recurrence = false;
 };
 
 struct ForwardOptions {

@@ -1,6 +1,10 @@
 #include "src/nn/transformer.h"
 
 #include <cmath>
+#include <functional>
+#include <stdexcept>
+
+#include "src/text/catalogue.h"
 
 namespace seqgrad::nn {
 
@@ -41,6 +45,14 @@ ag::Tensor MultiHeadAttention::forward(const ag::Tensor& x, ag::Tensor* weights)
   return w_o_.forward(ag::attention(q, k, v, heads_, causal_, scale, weights));
 }
 
+ag::Tensor MultiHeadAttention::step(const ag::Tensor& x, LinearAttentionState& state) const {
+  // x: (B, C), one position; the projections are the same as forward's, one row at a time
+  const ag::Tensor q = w_q_.forward(x);
+  const ag::Tensor k = tie_qk_ ? q : w_k_.forward(x);
+  const ag::Tensor v = value_proj_ ? w_v_.forward(x) : tie_kv_ ? k : x;
+  return w_o_.forward(linear_attention_step(q, k, v, heads_, state));
+}
+
 ag::Tensor elu_plus_one(const ag::Tensor& x) { return ag::relu(x) + ag::exp(-ag::relu(-x)); }
 
 ag::Tensor linear_attention(const ag::Tensor& q, const ag::Tensor& k, const ag::Tensor& v, int heads, bool causal,
@@ -63,6 +75,34 @@ ag::Tensor linear_attention(const ag::Tensor& q, const ag::Tensor& k, const ag::
   }
   if (weights) *weights = ag::stack(maps, 1);
   return heads == 1 ? outs.front() : ag::concat(outs, 2);
+}
+
+ag::Tensor linear_attention_step(const ag::Tensor& q, const ag::Tensor& k, const ag::Tensor& v, int heads,
+                                 LinearAttentionState& state) {
+  const int B = q.size(0), D = q.size(1) / heads;
+  const ag::Tensor fq = elu_plus_one(q), fk = elu_plus_one(k);
+  const ag::Tensor ones({1, D}, std::vector<ag::Scalar>(static_cast<std::size_t>(D), 1));
+  // head h's channels as a column (B, D, 1) or a row (B, 1, D)
+  auto head = [&](const ag::Tensor& x, int h, bool column) {
+    return ag::reshape(ag::slice(x, 1, h * D, (h + 1) * D), column ? ag::Shape{B, D, 1} : ag::Shape{B, 1, D});
+  };
+  const bool first = state.S.empty();
+  std::vector<ag::Tensor> out;
+  for (int h = 0; h < heads; ++h) {
+    const ag::Tensor k_h = head(fk, h, true), q_h = head(fq, h, false);
+    const ag::Tensor outer = ag::matmul(k_h, head(v, h, false));  // phi(k_t) v_t^T, (B, D, D)
+    if (first) {
+      state.S.push_back(outer);
+      state.z.push_back(k_h);
+    } else {
+      state.S[h] = state.S[h] + outer;  // carried by addition: dS_t / dS_(t-1) is the identity
+      state.z[h] = state.z[h] + k_h;
+    }
+    // phi(q_t)^T z_t, one number per sequence, copied to every channel by @ ones
+    const ag::Tensor norm = ag::matmul(ag::matmul(q_h, state.z[h]), ones) + ag::Scalar(1e-6);
+    out.push_back(ag::reshape(ag::matmul(q_h, state.S[h]) / norm, {B, D}));
+  }
+  return heads == 1 ? out.front() : ag::concat(out, 1);
 }
 
 FeedForward::FeedForward(const ModelConfig& c, ag::Rng& rng)
@@ -93,18 +133,50 @@ TransformerBlock::TransformerBlock(const ModelConfig& c, ag::Rng& rng)
 }
 
 ag::Tensor TransformerBlock::forward(const ag::Tensor& x, ag::Tensor* weights, const ForwardOptions& options) const {
+  return around(
+      x, [&](const ag::Tensor& h) { return attn_.forward(h, weights); }, options);
+}
+
+ag::Tensor TransformerBlock::step(const ag::Tensor& x, LinearAttentionState& state) const {
+  return around(x, [&](const ag::Tensor& h) { return attn_.step(h, state); }, {});
+}
+
+ag::Tensor TransformerBlock::around(const ag::Tensor& x, const std::function<ag::Tensor(const ag::Tensor&)>& attend,
+                                    const ForwardOptions& options) const {
   auto drop = [&](const ag::Tensor& t) {
     return options.training && dropout_ > 0 ? ag::dropout(t, static_cast<ag::Scalar>(dropout_), *options.rng, true) : t;
   };
   ag::Tensor h = x;
   if (pre_ln_) {
-    h = h + drop(attn_.forward(ln1_.forward(h), weights));
+    h = h + drop(attend(ln1_.forward(h)));
     if (ffn_) h = h + drop(ffn_->forward(ln2_.forward(h)));
     return h;
   }
-  h = ln1_.forward(h + drop(attn_.forward(h, weights)));
+  h = ln1_.forward(h + drop(attend(h)));
   if (ffn_) h = ln2_.forward(h + drop(ffn_->forward(h)));
   return h;
+}
+
+void Transformer::forward_recurrent(ForwardOutput& out, int T, const ForwardOptions& options) const {
+  if (config_.attention != choices::Attention::linear || !config_.causal)
+    throw std::invalid_argument(text::msg("nn.recurrence_needs_causal"));
+  if (config_.pos == choices::PositionalEncoding::rope || options.training)
+    throw std::invalid_argument(text::msg("nn.recurrence_no_rope"));
+  const int C = config_.d_model;
+  const ag::Tensor pe =
+      config_.pos == choices::PositionalEncoding::sinusoidal ? sinusoidal_encoding(T, C) : ag::Tensor();
+  std::vector<LinearAttentionState> states(blocks_.size());  // each layer's state, carried from t to t + 1
+  for (int t = 0; t < T; ++t) {
+    // What forward does to the whole sequence, to position t alone: x_t, scaled, its row of the encoding added.
+    ag::Tensor x = out.positions[static_cast<std::size_t>(t)];  // (B, C)
+    if (config_.vocab > 0) x = x * static_cast<ag::Scalar>(std::sqrt(static_cast<double>(C)));
+    if (config_.pos == choices::PositionalEncoding::sinusoidal) x = x + ag::select(pe, 0, t);
+    if (config_.pos == choices::PositionalEncoding::learned) x = x + ag::select(pos_table_, 0, t);
+    for (std::size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->step(x, states[l]);
+    if (final_ln_) x = final_ln_->forward(x);
+    out.outputs.push_back(head_->forward(x));  // (B, out_dim): its own node, as a recurrent model's
+  }
+  out.logits = ag::stack(out.outputs, 1);
 }
 
 ag::Tensor sinusoidal_encoding(int T, int C) {
@@ -154,7 +226,12 @@ ForwardOutput Transformer::forward(const SequenceInput& in, const ForwardOptions
   check_input(config_, in);
   const int C = config_.d_model;
   ForwardOutput out;
-  out.inputs = input_->forward(in, options.capture.positions, out.positions);  // (B, T, C)
+  const bool recurrence = options.capture.linear_recurrence;
+  out.inputs = input_->forward(in, options.capture.positions || recurrence, out.positions);  // (B, T, C)
+  if (recurrence) {
+    forward_recurrent(out, in.T, options);
+    return out;
+  }
   // Token embeddings are scaled by sqrt(d_model), as in the paper, so that the
   // encoding added next neither drowns them nor is drowned by them.
   ag::Tensor x =

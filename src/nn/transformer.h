@@ -4,12 +4,26 @@
 // residual connection and LayerNorm, and a Linear head.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "src/nn/model.h"
 
 namespace seqgrad::nn {
+
+// What causal linear attention carries from one position to the next, per head: S = sum_j phi(k_j) v_j^T, (B, D, D),
+// and z = sum_j phi(k_j), (B, D, 1); empty before the first position.
+struct LinearAttentionState {
+  std::vector<ag::Tensor> S, z;
+};
+
+// The same function as causal linear_attention, one position at a time: q, k, v (B, C) of position t ->
+// out_t (B, C), for each head
+//   S_t = S_(t-1) + phi(k_t) v_t^T,   z_t = z_(t-1) + phi(k_t),   out_t = phi(q_t)^T S_t / phi(q_t)^T z_t:
+// a recurrent network whose state is (S, z), carried from step to step by addition alone.
+ag::Tensor linear_attention_step(const ag::Tensor& q, const ag::Tensor& k, const ag::Tensor& v, int heads,
+                                 LinearAttentionState& state);
 
 // softmax(Q K^T / sqrt(d_k)) V for each of `heads` heads of width d_k = C / heads,
 // with separate projections W_q, W_k, W_v and W_o (or, for the labs that ask why,
@@ -19,6 +33,8 @@ class MultiHeadAttention : public Module {
   MultiHeadAttention(const ModelConfig& config, ag::Rng& rng);
   // x: (B, T, C) -> (B, T, C); the weights of every head go to *weights, (B, heads, T, T).
   ag::Tensor forward(const ag::Tensor& x, ag::Tensor* weights) const;
+  // Linear attention at one position, x (B, C) -> (B, C), as a recurrence on `state` (linear_attention_step).
+  ag::Tensor step(const ag::Tensor& x, LinearAttentionState& state) const;
 
  private:
   int heads_;
@@ -43,8 +59,13 @@ class TransformerBlock : public Module {
  public:
   TransformerBlock(const ModelConfig& config, ag::Rng& rng);
   ag::Tensor forward(const ag::Tensor& x, ag::Tensor* weights, const ForwardOptions& options) const;
+  // One position, x (B, C), its attention a linear recurrence on `state` (no dropout: for looking inside).
+  ag::Tensor step(const ag::Tensor& x, LinearAttentionState& state) const;
 
  private:
+  // The sublayers around `attend`: residuals, LayerNorms, the FFN, as pre-LN or post-LN says.
+  ag::Tensor around(const ag::Tensor& x, const std::function<ag::Tensor(const ag::Tensor&)>& attend,
+                    const ForwardOptions& options) const;
   bool pre_ln_;
   double dropout_;
   MultiHeadAttention attn_;
@@ -58,6 +79,9 @@ class Transformer : public SequenceModel {
   ForwardOutput forward(const SequenceInput& input, const ForwardOptions& options = {}) const override;
 
  private:
+  // capture.linear_recurrence: every position through every block one at a time, each layer's attention state
+  // carried forward; out.outputs holds each position's logits.
+  void forward_recurrent(ForwardOutput& out, int T, const ForwardOptions& options) const;
   std::unique_ptr<InputLayer> input_;
   ag::Tensor pos_table_;  // learned encoding (max_len, C); empty otherwise
   std::vector<std::unique_ptr<TransformerBlock>> blocks_;

@@ -69,6 +69,16 @@ TEST_CASE("trained lab rope-window holds", "[labs][training]") {
   }
 }
 
+// Half a second: the same function two ways, in values, gradients and on the graph.
+TEST_CASE("trained lab attention-as-rnn holds, on each condition", "[labs][training]") {
+  const auto r = labs::find_lab("attention-as-rnn").run();
+  INFO(r.figures.dump());
+  CHECK(r.holds);
+  CHECK(r.conditions.size() == 6);
+  for (const auto& c : r.conditions) CHECK(c.status == labs::Status::held);
+  CHECK(r.figures["paths"]["parallel"][0] == r.figures["paths"]["parallel"][1]);
+}
+
 // Its verdict compares times too, which are this machine's: the test checks the counted figures exactly, and the
 // rule the verdict follows on times of its own, never the machine's times (make test-asan skips "timed lab": its
 // twenty timed steps are minutes under ASan).
@@ -540,6 +550,7 @@ TEST_CASE("every lab's verdict follows its figures: a contradicting figure fails
       {"pe-shift", "/max_error/0", 0.01, "shift"},
       {"ffn", "/no_ffn/accuracy_by_seed/0", 1.0, "without"},
       {"path-length", "/transformer/path_from_first/3", 99, "flat"},
+      {"attention-as-rnn", "/paths/recurrent/1", 24, "recurrent_grows"},
       {"rope", "/min_dot", -100, "same"},
       {"length-generalisation", "/rope/0/0/unseen", 0.1, "rope_twice"},
       {"rope-window", "/0/acc_last_16", 0.5, "window"},

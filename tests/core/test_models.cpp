@@ -171,6 +171,55 @@ TEST_CASE("the fused RNN, LSTM and GRU equal their cells stepped one at a time: 
   }
 }
 
+TEST_CASE("linear attention as a recurrence gives the parallel form's logits, input and parameter gradients",
+          "[models]") {
+  for (const bool pre_ln : {false, true}) {
+    INFO((pre_ln ? "pre-LN" : "post-LN"));
+    ModelConfig c = config("transformer");
+    c.attention = choices::Attention::linear;
+    c.pre_ln = pre_ln;
+    auto m = make_model(c, 6);
+    auto run = [&](bool recurrence) {
+      ForwardOptions o;
+      o.capture.positions = true;
+      o.capture.linear_recurrence = recurrence;
+      m->zero_grad();
+      ForwardOutput out = m->forward(input(3, 9), o);
+      for (ag::Tensor& x : out.positions) x.retain_grad();
+      std::vector<ag::Scalar> w(out.logits.numel());
+      for (std::size_t k = 0; k < w.size(); ++k) w[k] = static_cast<ag::Scalar>(std::sin(0.7 * double(k)));
+      ag::sum(out.logits * ag::Tensor(out.logits.shape(), w)).backward();
+      std::vector<std::vector<ag::Scalar>> got{out.logits.data()};
+      for (const ag::Tensor& x : out.positions) got.push_back(x.grad());  // dL/dx_t, each position
+      for (const ag::Tensor& p : m->parameters()) got.push_back(p.grad());
+      return got;
+    };
+    const auto parallel = run(false), recurrent = run(true);
+    REQUIRE(parallel.size() == recurrent.size());
+    for (std::size_t i = 0; i < parallel.size(); ++i) {
+      INFO((i == 0 ? "logits" : i <= 9 ? "gradient at x_" + std::to_string(i - 1) : "a parameter's gradient"));
+      double worst = 0, scale = 1e-30;
+      for (std::size_t k = 0; k < parallel[i].size(); ++k) {
+        worst = std::max(worst, std::abs(double(parallel[i][k]) - recurrent[i][k]));
+        scale = std::max(scale, std::abs(double(parallel[i][k])));
+      }
+      CHECK(scale > 1e-4);
+      CHECK(worst / scale < 1e-4);
+    }
+  }
+  ModelConfig c = config("transformer");
+  c.attention = choices::Attention::linear;
+  c.causal = false;
+  ForwardOptions o;
+  o.capture.linear_recurrence = true;
+  CHECK_THROWS_WITH(make_model(c, 1)->forward(input(1, 4), o),
+                    Catch::Contains("only causal linear attention is a recurrence"));
+  c.causal = true;
+  c.pos = choices::PositionalEncoding::rope;
+  c.d_model = 8;
+  CHECK_THROWS_WITH(make_model(c, 1)->forward(input(1, 4), o), Catch::Contains("not rope"));
+}
+
 TEST_CASE("split positions give the same logits, with one node per x_t", "[models]") {
   for (const char* kind : {"rnn", "transformer"}) {
     auto m = make_model(config(kind), 4);
@@ -205,6 +254,19 @@ TEST_CASE("linear attention is the recurrence S_t = S_{t-1} + phi(k_t) v_t^T, z_
     INFO((causal ? "causal" : "not causal"));
     ag::Tensor weights;
     const ag::Tensor out = linear_attention(q, k, v, H, causal, &weights);
+    // The same, position by position, from linear_attention_step and its state.
+    if (causal) {
+      LinearAttentionState state;
+      for (int s = 0; s < T; ++s) {
+        const ag::Tensor step =
+            linear_attention_step(ag::select(q, 1, s), ag::select(k, 1, s), ag::select(v, 1, s), H, state);
+        const ag::Tensor row = ag::select(out, 1, s);
+        for (std::size_t i = 0; i < row.data().size(); ++i)
+          CHECK(step.data()[i] == Approx(row.data()[i]).epsilon(1e-5));
+      }
+      REQUIRE(state.S.size() == static_cast<std::size_t>(H));
+      CHECK(state.S[0].shape() == ag::Shape{B, D, D});
+    }
     REQUIRE(out.shape() == ag::Shape{B, T, C});
     REQUIRE(weights.shape() == ag::Shape{B, H, T, T});
     auto at = [&](const ag::Tensor& t, int b, int s, int c) {
