@@ -516,5 +516,8 @@ TEST_CASE("Korean particles follow how the word before them is read, and no (을
     for (const char* pair :
          {"을(를)", "이(가)", "은(는)", "(으)로", "와(과)", "[을/", "[이/", "[은/", "[으로/", "[이고/"})
       CHECK(ko.find(pair) == std::string::npos);
+    // A pair is written consonant form first: [과/와], never [와/과] (which would give "0.513와").
+    for (const char* swapped : {"[가/이]", "[를/을]", "[는/은]", "[와/과]", "[로/으로]", "[고/이고]"})
+      CHECK(std::string(e.ko).find(swapped) == std::string::npos);
   }
 }
