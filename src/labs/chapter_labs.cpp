@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "src/inspect/compare.h"
 #include "src/io/memory.h"
 #include "src/labs/registry.h"
 #include "src/nn/transformer.h"
@@ -427,6 +428,84 @@ void judge_sqrt_dk_training(LabResult& r) {
   r.require("labs.sqrt-dk-training.if.apart", best_unscaled, Rel::lt, worst_scaled, best_unscaled, worst_scaled);
 }
 
+// The chapter's third limit: all of the past in one state of fixed size. On assoc (N pairs, then each key asked
+// again, 48 tokens whatever N, each answer at most 3N back), the recurrent models of width 32 and linear attention
+// against softmax attention, N from 1 to 16; and an LSTM as large as the Transformer. A figure per run: the pairs
+// recalled beyond chance, N (accuracy - chance) / (1 - chance), what the state has held.
+LabResult fixed_state() {
+  LabResult r;
+  constexpr int kKeys = 16, kWidth = 32;
+  const double chance = 1.0 / kKeys;
+  const std::uint64_t seed = trial_seeds().front();
+  const int steps = trial_steps(1000);
+  r.figures["keys"] = kKeys;
+  r.figures["steps"] = steps;
+  struct Run {
+    std::string label, kind;
+    int width;
+    nn::choices::Attention attention;
+    std::vector<int> pairs;
+  };
+  using A = nn::choices::Attention;
+  // The Transformer's parameter count, for the LSTM made as large.
+  const tasks::TaskOptions widest{"assoc", 16, "", "", "", kKeys};
+  const tasks::TaskInfo info = tasks::make_task(widest)->info();
+  const long transformer_params = inspect::parameter_count("transformer", widest, info, 64);
+  const int matched = inspect::width_for_parameters("lstm", widest, info, transformer_params);
+  const std::vector<Run> runs{
+      {"rnn", "rnn", kWidth, A::softmax, {1, 16}},   {"lstm", "lstm", kWidth, A::softmax, {1, 2, 4, 16}},
+      {"gru", "gru", kWidth, A::softmax, {1, 16}},   {"lstm_matched", "lstm", matched, A::softmax, {16}},
+      {"linear", "transformer", 64, A::linear, {4}}, {"softmax", "transformer", 64, A::softmax, {16}}};
+  for (const Run& run : runs) {
+    std::vector<double> accuracy, recalled;
+    long params = 0;
+    for (int pairs : run.pairs) {
+      train::TrainConfig c = train::fresh_config(run.kind, {"assoc", pairs, "", "", "", kKeys}, run.width, steps, seed);
+      c.model.attention = run.attention;
+      if (run.kind != "transformer") c.optim.lr = 3e-3;
+      const train::TrainResult t = train::run_training(c, {});
+      accuracy.push_back(*t.eval.token_acc);
+      recalled.push_back(pairs * (accuracy.back() - chance) / (1 - chance));
+      params = static_cast<long>(t.params);
+    }
+    r.figures[run.label] = {
+        {"width", run.width}, {"params", params}, {"pairs", run.pairs}, {"accuracy", accuracy}, {"recalled", recalled}};
+    std::string row;
+    for (std::size_t i = 0; i < run.pairs.size(); ++i)
+      row += fmt::format("  N={}: {:.3f} ({:.1f})", run.pairs[i], accuracy[i], recalled[i]);
+    r.line_each([&](text::Lang lang) {
+      return text::trf("labs.fixed-state.row", lang, text::tr("labs.fixed-state." + run.label, lang), run.width, params,
+                       row);
+    });
+  }
+  r.line("labs.fixed-state.note", steps, chance);
+  return r;
+}
+
+void judge_fixed_state(LabResult& r) {
+  const auto& f = r.figures;
+  auto at = [&](const char* label, int pairs) {
+    const auto& run = f[label];
+    const auto ns = run["pairs"].get<std::vector<int>>();
+    const auto i = static_cast<std::size_t>(std::find(ns.begin(), ns.end(), pairs) - ns.begin());
+    return std::pair<double, double>{run["accuracy"][i].get<double>(), run["recalled"][i].get<double>()};
+  };
+  double one = 1;
+  for (const char* label : {"rnn", "lstm", "gru"}) one = std::min(one, at(label, 1).first);
+  short_budget(r.require("labs.fixed-state.if.one_pair", one, Rel::ge, 0.9, one));
+  double most = 0;
+  for (const char* label : {"rnn", "lstm", "gru"}) most = std::max(most, at(label, 16).second);
+  own_budget(r.require("labs.fixed-state.if.recurrent_full", most, Rel::lt, 4, most));
+  const double matched = at("lstm_matched", 16).second;
+  own_budget(r.require("labs.fixed-state.if.matched_full", matched, Rel::lt, 4, matched,
+                       f["lstm_matched"]["params"].get<long>(), f["softmax"]["params"].get<long>()));
+  const double linear = at("linear", 4).first;
+  own_budget(r.require("labs.fixed-state.if.linear_full", linear, Rel::lt, 0.5, linear));
+  const double softmax = at("softmax", 16).first;
+  short_budget(
+      r.require("labs.fixed-state.if.softmax_holds", softmax, Rel::ge, 0.9, softmax, at("softmax", 16).second));
+}
+
 }  // namespace
 
 void add_chapter_labs(std::vector<Lab>& labs) {
@@ -437,6 +516,7 @@ void add_chapter_labs(std::vector<Lab>& labs) {
   labs.push_back(judged(seeded(drawing(make_lab("attention-learned", attention_learned)), {0, 1, 2}, 300),
                         judge_attention_learned));
   labs.push_back(judged(make_lab("attention-memory", attention_memory), judge_attention_memory));
+  labs.push_back(judged(seeded(make_lab("fixed-state", fixed_state), {0}, 1000), judge_fixed_state));
   labs.push_back(
       judged(seeded(make_lab("sqrt-dk-training", sqrt_dk_training), {0, 1, 2}, 600), judge_sqrt_dk_training));
 }

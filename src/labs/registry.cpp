@@ -173,6 +173,7 @@ const std::vector<Lab>& all_labs() {
                                    {"clipping", 2},
                                    {"gates", 49},
                                    {"gru-gradient", 4},
+                                   {"fixed-state", 90},
                                    {"attention-by-hand", 0.1},
                                    {"context-vector", 0.0},
                                    {"attention-learned", 0.8},

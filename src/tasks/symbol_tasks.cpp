@@ -137,13 +137,13 @@ class RecallTask : public Task {
 // Ba et al. 2016, Arora et al. 2023). N pairs, each a key of K (A..) and its
 // value of K (a..), then the N keys again in a shuffled order: at each, the
 // answer is its value. Many things to remember, each at a short distance (at
-// most 3N back), where recall asks for one thing far away. Every sequence is 64
-// tokens long (3N when N > 21), filler '.' first, so that up to 21 pairs the
+// most 3N back), where recall asks for one thing far away. Every sequence is 48
+// tokens long (3N when N > 16), filler '.' first, so that up to 16 pairs the
 // length, and the compute, is the same whatever N: what grows is what must be
 // held at once.
 class AssocTask : public Task {
  public:
-  static constexpr int kFiller = 0, kMinLen = 64;  // ids: 0 filler, 1..K keys, K+1..2K values
+  static constexpr int kFiller = 0, kMinLen = 48;  // ids: 0 filler, 1..K keys, K+1..2K values
   AssocTask(int pairs, int keys) : keys_(keys) {
     if (keys < 1 || keys > kMaxKeys) {
       throw LenError(text::msg("tasks.assoc.keys_range", 1, kMaxKeys, keys),

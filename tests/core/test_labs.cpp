@@ -551,6 +551,7 @@ TEST_CASE("every lab's verdict follows its figures: a contradicting figure fails
       {"ffn", "/no_ffn/accuracy_by_seed/0", 1.0, "without"},
       {"path-length", "/transformer/path_from_first/3", 99, "flat"},
       {"attention-as-rnn", "/paths/recurrent/1", 24, "recurrent_grows"},
+      {"fixed-state", "/softmax/accuracy/0", 0.3, "softmax_holds"},
       {"rope", "/min_dot", -100, "same"},
       {"length-generalisation", "/rope/0/0/unseen", 0.1, "rope_twice"},
       {"rope-window", "/0/acc_last_16", 0.5, "window"},
