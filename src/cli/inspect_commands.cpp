@@ -85,8 +85,9 @@ int run_grads(GradsArgs a) {
 
 struct PathsArgs {
   std::string models = "rnn,lstm,transformer", lens = "8,16,32,64";
+  std::string attention = "softmax";
   int layers = 0;
-  bool json = false;
+  bool json = false, recurrent_form = false;
 };
 
 int run_paths(const PathsArgs& a) {
@@ -102,7 +103,8 @@ int run_paths(const PathsArgs& a) {
     }
   }
   if (lens.empty()) throw std::invalid_argument(text::msg("inspect.paths.no_len"));
-  const std::vector<inspect::PathReport> reports = inspect::measure_paths(split_list(a.models), lens, a.layers);
+  const std::vector<inspect::PathReport> reports = inspect::measure_paths(
+      split_list(a.models), lens, a.layers, nn::choices::parse_attention(a.attention), a.recurrent_form);
   if (a.json) {
     std::cout << inspect::to_json(reports).dump(2) << "\n";
   } else {
@@ -220,7 +222,18 @@ void add_inspect_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runner
   paths->add_option("--models", p->models, text::msg("inspect.help.models"))->check(kModelList)->capture_default_str();
   paths->add_option("--lens", p->lens, text::msg("inspect.help.paths.lens"))->capture_default_str();
   paths->add_option("--layers", p->layers, text::msg("inspect.help.paths.layers"))->check(CLI::Range(1, 64));
+  paths->add_option("--attention", p->attention, text::msg("inspect.help.paths.attention"))
+      ->check(CLI::IsMember(nn::choices::attentions))
+      ->capture_default_str();
+  paths->add_flag("--recurrent-form", p->recurrent_form, text::msg("inspect.help.paths.recurrent_form"));
   paths->add_flag("--json", p->json, text::msg("inspect.help.json"));
+  paths->callback([p, paths] {
+    const auto kinds = split_list(p->models);
+    if (std::find(kinds.begin(), kinds.end(), "transformer") == kinds.end())
+      refuse_given(*paths, {"--attention", "--recurrent-form"}, text::msg("inspect.refuse.paths_no_transformer"));
+    if (p->attention != "linear")
+      refuse_given(*paths, {"--recurrent-form"}, text::msg("inspect.refuse.recurrent_form"));
+  });
   commands.emplace_back(paths, [p] { return run_paths(*p); });
 
   auto at = std::make_shared<AttentionArgs>();

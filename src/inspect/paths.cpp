@@ -61,7 +61,8 @@ PathReport measure_paths(const nn::SequenceModel& model, int len, bool linear_re
   return r;
 }
 
-std::vector<PathReport> measure_paths(const std::vector<std::string>& kinds, const std::vector<int>& lens, int layers) {
+std::vector<PathReport> measure_paths(const std::vector<std::string>& kinds, const std::vector<int>& lens, int layers,
+                                      nn::choices::Attention attention, bool recurrent_form) {
   std::vector<PathReport> reports;
   for (const std::string& kind : kinds) {
     nn::ModelConfig c;
@@ -71,8 +72,13 @@ std::vector<PathReport> measure_paths(const std::vector<std::string>& kinds, con
     c.heads = 2;
     c.layers = layers ? layers : nn::default_layers(kind);
     c.max_len = *std::max_element(lens.begin(), lens.end());
+    const bool linear = kind == "transformer" && attention == nn::choices::Attention::linear;
+    if (linear) c.attention = attention;
     const auto model = nn::make_model(c, 0);
-    for (int len : lens) reports.push_back(measure_paths(*model, len));
+    for (int len : lens) {
+      reports.push_back(measure_paths(*model, len, linear && recurrent_form));
+      if (linear) reports.back().model = recurrent_form ? "linear-rnn" : "linear";
+    }
   }
   return reports;
 }
@@ -109,7 +115,8 @@ std::string to_text(const std::vector<PathReport>& reports) {
       text += fmt::format(
           "{:<12} {}\n\n", "",
           text::msg("inspect.paths.grows", per_step,
-                    text::msg(p.model == "transformer" ? "inspect.paths.attention" : "inspect.paths.recurrent")));
+                    text::msg(p.model == "transformer" || p.model == "linear" ? "inspect.paths.attention"
+                                                                              : "inspect.paths.recurrent")));
     }
     i = end;
   }

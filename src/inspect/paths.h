@@ -30,8 +30,12 @@ PathReport measure_paths(const nn::SequenceModel& model, int len, bool linear_re
 
 // `seqgrad paths`: a fresh small model of each kind (width 16, 8 tokens,
 // `layers` layers or the kind's default when 0) measured at every length,
-// model after model.
-std::vector<PathReport> measure_paths(const std::vector<std::string>& kinds, const std::vector<int>& lens, int layers);
+// model after model. The Transformer's attention is `attention`; linear
+// attention may be measured as its recurrence too (`recurrent_form`), and is
+// then named "linear-rnn" ("linear" in its parallel form).
+std::vector<PathReport> measure_paths(const std::vector<std::string>& kinds, const std::vector<int>& lens, int layers,
+                                      nn::choices::Attention attention = nn::choices::Attention::softmax,
+                                      bool recurrent_form = false);
 nlohmann::json to_json(const std::vector<PathReport>& reports);
 // The table, and under each model how fast its path grows, beside the paper's Table 1.
 std::string to_text(const std::vector<PathReport>& reports);

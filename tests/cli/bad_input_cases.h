@@ -124,6 +124,8 @@ inline std::vector<Case> cases() {
       {"train --task frob", 2, "--task: frob not in"},
       {"train --pos absolute", 2, "--pos: absolute not in"},
       {"train --attention quadratic", 2, "--attention: quadratic not in"},
+      {"paths --recurrent-form", 2, "--recurrent-form computes linear attention as a recurrence; it needs --attention"},
+      {"paths --models rnn --attention linear", 2, "--attention is the Transformer's attention; --models names no"},
       {"train --task recall --keys 8", 2, "--keys is only for the assoc task"},
       {"train --task assoc --len 20", 2, "--len for assoc must be between 1 and 16, got 20"},
       {"train --task assoc --keys 0", 2, "--keys: Value 0 not in range 1 to 1000"},

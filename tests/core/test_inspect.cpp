@@ -95,6 +95,23 @@ TEST_CASE("path length: one op-block per step for the RNN, constant for attentio
   CHECK(t40x4.max_path() - t40.max_path() == 2 * (t40.max_path() - measure("transformer", 1, 40).max_path()));
 }
 
+TEST_CASE("path length: linear attention is flat in its parallel form, one op a step as its recurrence",
+          "[inspect][paths]") {
+  using A = nn::choices::Attention;
+  const auto parallel = inspect::measure_paths({"transformer"}, {8, 16}, 1, A::linear, false);
+  const auto recurrent = inspect::measure_paths({"rnn", "transformer"}, {8, 16}, 1, A::linear, true);
+  REQUIRE(parallel.size() == 2);
+  REQUIRE(recurrent.size() == 4);
+  CHECK(parallel[0].model == "linear");
+  CHECK(parallel[1].max_path() == parallel[0].max_path());
+  CHECK(recurrent[0].model == "rnn");  // the recurrent models are as they are
+  CHECK(recurrent[2].model == "linear-rnn");
+  CHECK(recurrent[3].max_path() - recurrent[2].max_path() == 8);  // the state's add, once a position
+  CHECK(recurrent[3].sequential_ops - recurrent[2].sequential_ops == 8);
+  CHECK(recurrent[2].min_path() == recurrent[3].min_path());
+  CHECK(inspect::to_text(recurrent).find("recurrent O(n) path") != std::string::npos);
+}
+
 TEST_CASE("compare writes a report whose figures are the JSON's, with SVGs that parse", "[inspect][report]") {
   inspect::CompareConfig c;
   c.models = {"rnn", "transformer"};
