@@ -528,18 +528,20 @@ TEST_CASE("seqgrad lab --list and lab NAME --json", "[cli][labs]") {
   const auto list = run_seqgrad("lab --list --json");
   REQUIRE(list.exit_code == 0);
   const auto names = nlohmann::json::parse(list.out);
-  REQUIRE(names.size() == 25);
+  REQUIRE(names.size() == 27);
   CHECK(names[0]["name"] == "shared-weights");
   CHECK(names[1]["name"] == "two-walls");
   CHECK(names[2]["name"] == "sequential-time");
   CHECK(names[4]["name"] == "gates");
-  CHECK(names[11]["name"] == "attention-memory");
   CHECK(names[5]["name"] == "gru-gradient");
-  CHECK(names[12]["name"] == "attention-share");
-  CHECK(names[14]["name"] == "value-proj");
-  CHECK(names[18]["name"] == "agreement");
-  CHECK(names[23]["name"] == "length-generalisation");
-  CHECK(names[24]["name"] == "rope-window");
+  CHECK(names[6]["name"] == "fixed-state");  // the limit the gates leave
+  CHECK(names[12]["name"] == "attention-memory");
+  CHECK(names[13]["name"] == "attention-share");
+  CHECK(names[14]["name"] == "attention-as-rnn");
+  CHECK(names[16]["name"] == "value-proj");
+  CHECK(names[20]["name"] == "agreement");
+  CHECK(names[25]["name"] == "length-generalisation");
+  CHECK(names[26]["name"] == "rope-window");
   const auto r = run_seqgrad("lab rope --json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);

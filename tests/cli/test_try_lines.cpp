@@ -159,7 +159,9 @@ const std::vector<std::string> kLabs{"shared-weights",
                                      "path-length",
                                      "rope",
                                      "length-generalisation",
-                                     "rope-window"};
+                                     "rope-window",
+                                     "fixed-state",
+                                     "attention-as-rnn"};
 
 }  // namespace
 
@@ -211,6 +213,7 @@ TRY_LINE("sequential-time")
 TRY_LINE("clipping")
 TRY_LINE("gates")
 TRY_LINE("gru-gradient")
+TRY_LINE("fixed-state")
 TRY_LINE("attention-by-hand")
 TRY_LINE("context-vector")
 TRY_LINE("attention-learned")
@@ -218,6 +221,7 @@ TRY_LINE("no-position")
 TRY_LINE("quadratic-cost")
 TRY_LINE("attention-memory")
 TRY_LINE("attention-share")
+TRY_LINE("attention-as-rnn")
 TRY_LINE("qk-asymmetry")
 TRY_LINE("value-proj")
 TRY_LINE("sqrt-dk")
