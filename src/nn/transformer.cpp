@@ -57,21 +57,21 @@ ag::Tensor elu_plus_one(const ag::Tensor& x) { return ag::relu(x) + ag::exp(-ag:
 
 ag::Tensor linear_attention(const ag::Tensor& q, const ag::Tensor& k, const ag::Tensor& v, int heads, bool causal,
                             ag::Tensor* weights) {
-  const int T = q.size(1), D = q.size(2) / heads;
+  // D the width of a head's queries and keys, E that of its values (the same in a model; an exercise varies it)
+  const int T = q.size(1), D = q.size(2) / heads, E = v.size(2) / heads;
   const ag::Tensor fq = elu_plus_one(q), fk = elu_plus_one(k);
   // A @ ones sums each row of A into every column: the normaliser, beside the numerator it divides.
-  const ag::Tensor ones_d({T, D}, std::vector<ag::Scalar>(static_cast<std::size_t>(T) * D, 1));
+  const ag::Tensor ones_e({T, E}, std::vector<ag::Scalar>(static_cast<std::size_t>(T) * E, 1));
+  const ag::Tensor ones_t =
+      weights ? ag::Tensor({T, T}, std::vector<ag::Scalar>(static_cast<std::size_t>(T) * T, 1)) : ag::Tensor();
   std::vector<ag::Tensor> outs, maps;
   for (int h = 0; h < heads; ++h) {
-    auto head = [&](const ag::Tensor& t) { return ag::slice(t, 2, h * D, (h + 1) * D); };  // (B, T, D)
-    ag::Tensor a = ag::matmul(head(fq), ag::transpose(head(fk)));                          // (B, T, T), all > 0
-    if (causal) a = ag::masked_fill(a, ag::causal_mask(T), {T, T}, 0);                     // 0, not -inf: no softmax
+    auto head = [&](const ag::Tensor& t, int w) { return ag::slice(t, 2, h * w, (h + 1) * w); };  // (B, T, w)
+    ag::Tensor a = ag::matmul(head(fq, D), ag::transpose(head(fk, D)));                           // (B, T, T), all > 0
+    if (causal) a = ag::masked_fill(a, ag::causal_mask(T), {T, T}, 0);  // 0, not -inf: no softmax
     // 1e-6 keeps a row whose weights all underflow finite, as in the paper's code
-    outs.push_back(ag::matmul(a, head(v)) / (ag::matmul(a, ones_d) + ag::Scalar(1e-6)));
-    if (weights) {
-      const ag::Tensor ones_t({T, T}, std::vector<ag::Scalar>(static_cast<std::size_t>(T) * T, 1));
-      maps.push_back((a / (ag::matmul(a, ones_t) + ag::Scalar(1e-6))).detach());
-    }
+    outs.push_back(ag::matmul(a, head(v, E)) / (ag::matmul(a, ones_e) + ag::Scalar(1e-6)));
+    if (weights) maps.push_back((a / (ag::matmul(a, ones_t) + ag::Scalar(1e-6))).detach());
   }
   if (weights) *weights = ag::stack(maps, 1);
   return heads == 1 ? outs.front() : ag::concat(outs, 2);

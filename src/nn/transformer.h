@@ -89,10 +89,12 @@ class Transformer : public SequenceModel {
   std::unique_ptr<Linear> head_;
 };
 
-// Causal (or not) linear attention (Katharopoulos et al. 2020), q, k, v (B, T, C) with C = heads * D: for each head,
-// out_i = sum_j<=i phi(q_i).phi(k_j) v_j / sum_j<=i phi(q_i).phi(k_j), phi(x) = elu(x) + 1 > 0. Computed here in its
-// parallel form, every row at once, from the engine's ops; the same numbers come out of a recurrence on a
-// D x D state (the attention-as-rnn lab). The normalised weights go to *weights, (B, heads, T, T), when given.
+// Causal (or not) linear attention (Katharopoulos et al. 2020), q and k (B, T, heads * D), v (B, T, heads * E) (E = D
+// in a model): for each head, out_i = sum_j<=i phi(q_i).phi(k_j) v_j / sum_j<=i phi(q_i).phi(k_j), phi(x) = elu(x) + 1
+// > 0,
+// -> (B, T, heads * E). Computed here in its parallel form, every row at once, from the engine's ops; the same
+// numbers come out of a recurrence on a D x E state (the attention-as-rnn lab, the linear-attention exercise). The
+// normalised weights go to *weights, (B, heads, T, T), when given.
 ag::Tensor linear_attention(const ag::Tensor& q, const ag::Tensor& k, const ag::Tensor& v, int heads, bool causal,
                             ag::Tensor* weights = nullptr);
 // elu(x) + 1, written as relu(x) + exp(-relu(-x)): x + 1 above 0, e^x below.
