@@ -116,7 +116,7 @@ std::string describe_ko(const nn::ModelConfig& c) {
                              : ", 회전 위치 인코딩(RoPE)";
   s += c.pre_ln ? ", pre-LN" : ", post-LN";
   s += c.causal ? ", 인과 마스크" : ", 마스크 없음";
-  if (c.attention == nn::choices::Attention::linear) s += ", 선형 어텐션(elu + 1)";
+  if (c.attention == nn::choices::Attention::linear) s += text::tr("tools.model.linear", text::Lang::ko);
   if (!c.scale_attention) s += ", 점수를 sqrt(d_k)로 나누지 않음";
   if (c.tie_qk) s += ", W_Q = W_K";
   if (!c.value_proj) s += c.tie_kv ? ", V = K" : ", V = X";
