@@ -62,6 +62,20 @@ Tensor gru_step(const Tensor& x_t, const Tensor& h_prev, const Tensor& W_x, cons
 // attention: q, k, v (B, T, D) -> (B, T, D), one head, from engine ops.
 Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, bool causal);
 
+// linear-attention: causal attention without the softmax (linear attention, one head), computed as a recurrence.
+// phi(x) = elu(x) + 1, element by element, from engine ops. The state after position t holds
+//   S (B, D, E) = sum over j <= t of phi(k_j) v_j^T,   z (B, D) = sum over j <= t of phi(k_j).
+struct LinearState {
+  Tensor S, z;
+};
+Tensor phi(const Tensor& x);
+// k_t (B, D), v_t (B, E): the state after position t, from the state after t - 1.
+LinearState linear_update(const LinearState& state, const Tensor& k_t, const Tensor& v_t);
+// q_t (B, D) -> (B, E): phi(q_t)^T S / (phi(q_t)^T z + 1e-6), for each sequence of the batch.
+Tensor linear_read(const LinearState& state, const Tensor& q_t);
+// q, k (B, T, D), v (B, T, E) -> (B, T, E): position by position, from S = 0 and z = 0, with your update and read-out.
+Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v);
+
 // multi-head: x (B, T, C) -> (B, heads, T, C / heads), and back.
 Tensor split_heads(const Tensor& x, int heads);
 Tensor merge_heads(const Tensor& x);

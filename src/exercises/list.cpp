@@ -73,6 +73,28 @@ std::vector<Scalar> softmax_row_backward(const std::vector<Scalar>& y, const std
   throw NotImplemented();
 }
 )"},
+    {"linear-attention", 3, "phi, linear_update, linear_read, linear_attention",
+     "feature-map update read-out sequence shapes gradients recurrence",
+     R"(Tensor phi(const Tensor& x) {
+  // your code here
+  throw NotImplemented();
+}
+
+LinearState linear_update(const LinearState& state, const Tensor& k_t, const Tensor& v_t) {
+  // your code here
+  throw NotImplemented();
+}
+
+Tensor linear_read(const LinearState& state, const Tensor& q_t) {
+  // your code here
+  throw NotImplemented();
+}
+
+Tensor linear_attention(const Tensor& q, const Tensor& k, const Tensor& v) {
+  // your code here: with your linear_update and linear_read
+  throw NotImplemented();
+}
+)"},
     {"multi-head", 4, "split_heads, merge_heads", "split split-edges merge attention gradients",
      R"(Tensor split_heads(const Tensor& x, int heads) {
   // your code here
@@ -189,6 +211,8 @@ std::vector<std::string> shortcuts(const Exercise& exercise) {
       {"gru-step", {"ag::gru"}},
       {"softmax-backward", {"ag::softmax", "ag::log_softmax"}},
       {"attention", {"ag::attention"}},
+      {"linear-attention",
+       {"seqgrad::nn::linear_attention", "seqgrad::nn::linear_attention_step", "seqgrad::nn::elu_plus_one"}},
       {"multi-head", {}},
       {"sinusoidal", {"seqgrad::nn::sinusoidal_encoding"}},
       {"rope", {"ag::rotary"}},

@@ -31,10 +31,9 @@ const std::string kDir = std::string(SEQGRAD_SOURCE_DIR) + "/tests/exercises";
 const std::string kSolutions = std::string(SEQGRAD_SOURCE_DIR) + "/src/exercises/solutions";
 
 std::vector<std::string> exercise_names() {
-  return {
-      "tanh-backward", "rnn-step",          "bptt-by-hand", "clip-grad", "lstm-step",  "gru-step", "softmax-backward",
-      "attention",     "multi-head",        "sinusoidal",   "rope",      "layer-norm", "ffn",      "transformer-block",
-      "adam",          "rnn-vs-transformer"};
+  return {"tanh-backward",    "rnn-step",  "bptt-by-hand",      "clip-grad",  "lstm-step",         "gru-step",
+          "softmax-backward", "attention", "linear-attention",  "multi-head", "sinusoidal",        "rope",
+          "layer-norm",       "ffn",       "transformer-block", "adam",       "rnn-vs-transformer"};
 }
 
 nlohmann::json check_json(const std::string& name, const std::string& file, const std::string& extra = "") {
