@@ -271,4 +271,26 @@ void expect_same_gradients(const Checker& c, const std::vector<std::string>& nam
   }
 }
 
+void expect_reusable(const Checker& c, const TensorFn& student, const TensorFn& engine,
+                     const std::vector<std::string>& names, const std::vector<Tensor>& inputs, ag::Rng& rng) {
+  auto twice = [](const TensorFn& f) -> TensorFn {
+    return [f](const std::vector<Tensor>& in) { return ag::concat({f(in), f(in)}, 0); };
+  };
+  auto chained = [](const TensorFn& f) -> TensorFn {
+    return [f](const std::vector<Tensor>& in) {
+      const Tensor first = f(in);
+      std::vector<Tensor> again = in;
+      again[0] = first * Scalar(0.5) + in[0] * Scalar(0.25);  // another input, made from the first output
+      return ag::concat({first, f(again)}, 0);
+    };
+  };
+  const std::pair<TensorFn (*)(const TensorFn&), const char*> graphs[] = {{+twice, "check.assigned_hint"},
+                                                                          {+chained, "check.static_hint"}};
+  for (const auto& [graph, hint] : graphs) {
+    const std::vector<Scalar> w = output_weights(graph(engine), inputs, rng);
+    expect_same_gradients(c, names, inputs, gradients(graph(engine), inputs, w), gradients(graph(student), inputs, w),
+                          1e-9, c.shared(hint));
+  }
+}
+
 }  // namespace seqgrad::exercises

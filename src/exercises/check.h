@@ -162,4 +162,25 @@ void expect_same_gradients(const Checker& c, const std::vector<std::string>& nam
                            const std::vector<std::vector<Scalar>>& got, double tol, const std::string& hint,
                            const std::vector<std::vector<Mistake>>& mistakes = {});
 
+// f(), whose refusal by an engine op (shapes it cannot combine, a slice out of range: ag::ShapeError, ag::ValueError)
+// is told `hint`: in a check that varies the sizes, a size written into the code, not the generic hint for a throw.
+template <class F>
+auto sized(const Checker& c, const std::string& hint, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::invalid_argument& e) {
+    throw CheckFailure{c.shared("check.threw", e.what()), hint};
+  }
+}
+
+// The piece as a model uses it, for an op with a backward of the student's own: `student` and `engine` map inputs[0]
+// (x) and the parameters inputs[1..] to an output of x's shape. Two graphs, each compared by its gradients:
+//  1. the op called twice on the same inputs before any backward: every input then gets two contributions, and a
+//     backward that assigns its input's gradient (x->grad = ...) instead of adding its share loses one;
+//  2. the op called on x, then on an input made from its first output: the second call's backward runs first, so an
+//     op that keeps its forward's values in static storage gives the first call's backward the second call's.
+// names[i] is how the messages call inputs[i].
+void expect_reusable(const Checker& c, const TensorFn& student, const TensorFn& engine,
+                     const std::vector<std::string>& names, const std::vector<Tensor>& inputs, ag::Rng& rng);
+
 }  // namespace seqgrad::exercises

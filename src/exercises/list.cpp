@@ -43,13 +43,13 @@ Tensor rnn_forward(const Tensor& x, const Tensor& h0, const Tensor& W_x, const T
   throw NotImplemented();
 }
 )"},
-    {"lstm-step", 2, "lstm_step", "shapes cell-state hidden-state two-steps gradients",
+    {"lstm-step", 2, "lstm_step", "shapes cell-state hidden-state two-steps gradients sizes",
      R"(LstmState lstm_step(const Tensor& x_t, const LstmState& prev, const Tensor& W_x, const Tensor& W_h, const Tensor& b) {
   // your code here
   throw NotImplemented();
 }
 )"},
-    {"gru-step", 2, "gru_step", "shape hidden-state update-gate two-steps gradients",
+    {"gru-step", 2, "gru_step", "shape hidden-state update-gate two-steps gradients sizes",
      R"(Tensor gru_step(const Tensor& x_t, const Tensor& h_prev, const Tensor& W_x, const Tensor& W_h, const Tensor& b_x,
                 const Tensor& b_h) {
   // your code here
@@ -112,19 +112,19 @@ Tensor merge_heads(const Tensor& x) {
   throw NotImplemented();
 }
 )"},
-    {"rope", 4, "rotary", "forward base one-op backward finite-differences relative",
+    {"rope", 4, "rotary", "forward base one-op backward finite-differences reuse relative",
      R"(Tensor rotary(const Tensor& x, Scalar base) {
   // your code here
   throw NotImplemented();
 }
 )"},
-    {"layer-norm", 5, "layer_norm", "forward eps one-op backward finite-differences edges",
+    {"layer-norm", 5, "layer_norm", "forward eps one-op backward finite-differences edges reuse",
      R"(Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, Scalar eps) {
   // your code here
   throw NotImplemented();
 }
 )"},
-    {"ffn", 5, "ffn", "forward one-op backward gelu finite-differences positions",
+    {"ffn", 5, "ffn", "forward one-op backward gelu finite-differences positions widths reuse",
      R"(Tensor ffn(const Tensor& x, const Tensor& W1, const Tensor& b1, const Tensor& W2, const Tensor& b2, bool gelu) {
   // your code here
   throw NotImplemented();

@@ -163,6 +163,18 @@ Entry kEntries[] = {
      "reach 90%",
      "모델이 처음 보는 시퀀스 256개 가운데 {:.1f}%에서만 키를 기억해 냈습니다(무작위로 찍으면 12.5%). 90% 이상이어야 "
      "합니다"},
+    {"check.assigned_hint",
+     "right alone, wrong when an input feeds your op twice: a backward adds its share to each input's gradient "
+     "(it writes where ag::grad_into points), and must not replace it (x->grad = ...): another op's share may be "
+     "there already",
+     "한 번만 쓰면 맞지만, 입력 하나가 여러분의 연산에 두 번 들어가면 틀립니다. 역전파는 입력의 기울기에 자기 몫을 "
+     "더해야 하고(ag::grad_into가 가리키는 곳에 쓰기), 기울기를 통째로 바꿔 넣으면(x->grad = ...) 안 됩니다. 다른 "
+     "연산의 몫이 이미 와 있을 수 있습니다"},
+    {"check.static_hint",
+     "right alone, wrong when your op is called again before the first call's backward: keep what the backward needs "
+     "in the lambda's captures, one copy a call, not in static or global variables, which the second call overwrites",
+     "한 번만 부르면 맞지만, 첫 호출의 역전파 전에 연산을 다시 부르면 틀립니다. 역전파에 필요한 값은 호출마다 따로 "
+     "람다의 캡처에 담으세요. static이나 전역 변수에 두면 두 번째 호출이 덮어씁니다"},
     {"check.output", "the output", "출력"},
     {"check.gradient_of", "the gradient of {}", "{}의 기울기"},
     {"check.gradient_sign",

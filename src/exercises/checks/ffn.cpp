@@ -14,7 +14,9 @@ namespace {
 
 constexpr int C = 6, F = 12;  // the paper's FFN is 4x wider than the model; here 2x, to keep the checks small
 
-std::vector<Tensor> random_inputs(const Shape& x_shape, ag::Rng& rng) {
+// x of x_shape, its last axis C wide, and the weights of an FFN F wide
+std::vector<Tensor> random_inputs(const Shape& x_shape, ag::Rng& rng, int F = ::F) {
+  const int C = x_shape.back();
   return {random_tensor(x_shape, rng, 2), random_tensor({C, F}, rng, Scalar(0.6)), random_tensor({F}, rng, Scalar(0.5)),
           random_tensor({F, C}, rng, Scalar(0.6)), random_tensor({C}, rng, Scalar(0.5))};
 }
@@ -44,24 +46,27 @@ std::vector<Scalar> slipped(const std::vector<Tensor>& in, Slip slip) {
   return (slip == Slip::no_b2 ? y : y + in[4]).data();
 }
 
-void expect_forward(Checker& c, const Shape& shape, bool gelu, ag::Rng& rng) {
-  const std::vector<Tensor> in = random_inputs(shape, rng);
+// hint: what a difference is told when it is no known slip (by default the activation's formula)
+void expect_forward(Checker& c, const Shape& shape, bool gelu, ag::Rng& rng, int F = ::F, std::string hint = "") {
+  const std::vector<Tensor> in = random_inputs(shape, rng, F);
   ag::NoGrad no_grad;
   c.watch({"x", "W1", "b1", "W2", "b2"}, in);
   const Tensor got = student(gelu)(in);
   expect_shape(c, c.shared("check.output"), shape, got.shape());
   expect_close(c, c.shared("check.output"), shape, engine(gelu)(in).data(), got.data(), 1e-10,
-               c.tr(gelu ? "hint.gelu" : "hint.forward"),
+               hint.empty() ? c.tr(gelu ? "hint.gelu" : "hint.forward") : hint,
                {{slipped(in, Slip::no_b2), c.tr("hint.no_b2")},
                 {slipped(in, Slip::no_activation), c.tr("hint.no_activation")},
                 {slipped(in, Slip::gelu_tanh), c.tr("hint.gelu_tanh")}});
 }
 
-void expect_backward(const Checker& c, const Shape& shape, bool gelu, ag::Rng& rng) {
-  const std::vector<Tensor> in = random_inputs(shape, rng);
+void expect_backward(const Checker& c, const Shape& shape, bool gelu, ag::Rng& rng, int F = ::F,
+                     std::string hint = "") {
+  const std::vector<Tensor> in = random_inputs(shape, rng, F);
   const std::vector<Scalar> w = output_weights(engine(gelu), in, rng);
   expect_same_gradients(c, {"x", "W1", "b1", "W2", "b2"}, in, gradients(engine(gelu), in, w),
-                        gradients(student(gelu), in, w), 1e-9, c.tr(gelu ? "hint.gelu_backward" : "hint.backward"));
+                        gradients(student(gelu), in, w), 1e-9,
+                        hint.empty() ? c.tr(gelu ? "hint.gelu_backward" : "hint.backward") : hint);
 }
 
 }  // namespace
@@ -91,6 +96,21 @@ int main(int argc, char** argv) {
     // (B, T, C): every position alone, the same weights at each.
     expect_forward(c, {2, 4, C}, false, rng);
     expect_backward(c, {2, 4, C}, true, rng);
+  });
+  c.run("widths", [&] {
+    // other widths than the block's F = 2C: wider (first: a width written in then reads inside W1, and is told so by
+    // its values), narrower, C odd
+    const std::string hint = c.tr("hint.widths");
+    expect_forward(c, {2, 2, 5}, true, rng, 20, hint);
+    expect_backward(c, {2, 2, 5}, true, rng, 20, hint);
+    expect_forward(c, {3, 4}, false, rng, 5, hint);
+    expect_backward(c, {3, 4}, false, rng, 5, hint);
+  });
+  c.run("reuse", [&] {
+    // as a block uses it: called again before any backward, its input also used elsewhere
+    for (bool gelu : {false, true})
+      expect_reusable(c, student(gelu), engine(gelu), {"x", "W1", "b1", "W2", "b2"}, random_inputs({2, 3, 4}, rng, 7),
+                      rng);
   });
   return c.finish();
 }

@@ -2,6 +2,8 @@
 // the built-in cell (src/nn/recurrent.cpp), PyTorch's convention: the new
 // state, a state kept whole when the update gate is shut, two steps in a row,
 // and every gradient.
+#include <tuple>
+
 #include "autograd/ops.h"
 #include "src/exercises/check.h"
 #include "src/exercises/exercise.h"
@@ -12,17 +14,17 @@ namespace nn = seqgrad::nn;
 
 namespace {
 
-constexpr int B = 2, I = 3, H = 4;
+constexpr int B = 2, I = 3, H = 4;  // the sizes of most checks; "sizes" takes others
 
 // The built-in cell with the given weights. x, h, W_x, W_h, b_x, b_h in that order.
 Tensor builtin(const std::vector<Tensor>& in) {
   ag::Rng unused(0);
-  nn::GRUCell cell(I, H, nn::Init::uniform, unused);
+  nn::GRUCell cell(in[0].size(1), in[1].size(1), nn::Init::uniform, unused);
   cell.W_x = in[2], cell.W_h = in[3], cell.b_x = in[4], cell.b_h = in[5];
   return cell.step(in[0], {in[1], {}}).h;
 }
 
-std::vector<Tensor> random_inputs(ag::Rng& rng) {
+std::vector<Tensor> random_inputs(ag::Rng& rng, int B = ::B, int I = ::I, int H = ::H) {
   return {random_tensor({B, I}, rng),          random_tensor({B, H}, rng),       random_tensor({I, 3 * H}, rng, 0.7),
           random_tensor({H, 3 * H}, rng, 0.7), random_tensor({3 * H}, rng, 0.5), random_tensor({3 * H}, rng, 0.5)};
 }
@@ -33,6 +35,7 @@ Tensor student(const std::vector<Tensor>& in) { return exercise::gru_step(in[0],
 enum class Slip { reset_before, z_swapped, gate_order, no_hidden_bias_in_n, no_tanh_on_n, no_reset };
 Tensor slipped(const std::vector<Tensor>& in, Slip slip) {
   ag::NoGrad no_grad;
+  const int H = in[1].size(1);
   const Tensor gx = ag::matmul(in[0], in[2]) + in[4], gh = ag::matmul(in[1], in[3]) + in[5];
   auto part = [&](const Tensor& g, int k) { return ag::slice(g, 1, k * H, (k + 1) * H); };
   const int ri = slip == Slip::gate_order ? 1 : 0, zi = slip == Slip::gate_order ? 0 : 1;
@@ -107,6 +110,20 @@ int main(int argc, char** argv) {
     const std::vector<Scalar> w = output_weights(two_steps(false), in, rng);
     expect_same_gradients(c, {"x", "h", "W_x", "W_h", "b_x", "b_h"}, in, gradients(two_steps(false), in, w),
                           gradients(two_steps(true), in, w), 1e-9, c.tr("hint.gradients"));
+  });
+  c.run("sizes", [&] {
+    // other sizes than the other checks' (B 2, I 3, H 4): one sequence and three, inputs wider and narrower than h
+    for (const auto& [b, i, h] : {std::tuple{1, 5, 2}, std::tuple{3, 2, 6}}) {
+      const std::vector<Tensor> other = random_inputs(rng, b, i, h);
+      c.watch(names, other);
+      const Tensor got = sized(c, c.tr("hint.sizes"), [&] { return student(other); });
+      expect_shape(c, "h", {b, h}, got.shape());
+      expect_close(c, "h", {b, h}, builtin(other).data(), got.data(), 1e-10, c.tr("hint.sizes"), mistakes(c, other));
+    }
+    const std::vector<Tensor> other = random_inputs(rng, 3, 2, 6);
+    const std::vector<Scalar> w = output_weights(two_steps(false), other, rng);
+    expect_same_gradients(c, {"x", "h", "W_x", "W_h", "b_x", "b_h"}, other, gradients(two_steps(false), other, w),
+                          gradients(two_steps(true), other, w), 1e-9, c.tr("hint.sizes"));
   });
   return c.finish();
 }

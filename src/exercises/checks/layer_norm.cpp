@@ -137,5 +137,9 @@ int main(int argc, char** argv) {
     expect_forward(c, {5, 1}, rng);  // one channel: x - mean = 0, y = beta
     expect_backward(c, {5, 1}, rng);
   });
+  c.run("reuse", [&] {
+    // as a block uses it: called again before any backward, its input also used elsewhere
+    expect_reusable(c, student, engine, {"x", "gamma", "beta"}, random_inputs({2, 3, 5}, rng), rng);
+  });
   return c.finish();
 }

@@ -4,6 +4,7 @@
 // key grows with T, not the parallel form again.
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "autograd/ops.h"
 #include "src/exercises/check.h"
@@ -39,7 +40,8 @@ bool reads(Order order, int t, int j, int T) {
 
 // Linear attention in plain loops, with its key order as given: out_t = sum_j w_tj v_j / (sum_j w_tj + 1e-6),
 // w_tj = phi(q_t).phi(k_j); a position that reads no key gives 0 (0 / 1e-6).
-std::vector<Scalar> loops(const Tensor& q, const Tensor& k, const Tensor& v, Order order) {
+// times: how many times each position went into the state (2 for an update called twice a position).
+std::vector<Scalar> loops(const Tensor& q, const Tensor& k, const Tensor& v, Order order, int times = 1) {
   const int B = q.size(0), T = q.size(1), D = q.size(2), E = v.size(2);
   std::vector<Scalar> out(static_cast<std::size_t>(B) * T * E);
   auto at = [](const Tensor& x, int b, int t, int i) {
@@ -53,8 +55,8 @@ std::vector<Scalar> loops(const Tensor& q, const Tensor& k, const Tensor& v, Ord
         if (!reads(order, t, j, T)) continue;
         Scalar w = 0;
         for (int d = 0; d < D; ++d) w += phi(at(q, b, t, d)) * phi(at(k, b, j, d));
-        total += w;
-        for (int e = 0; e < E; ++e) sum[static_cast<std::size_t>(e)] += w * at(v, b, j, e);
+        total += times * w;
+        for (int e = 0; e < E; ++e) sum[static_cast<std::size_t>(e)] += times * w * at(v, b, j, e);
       }
       for (int e = 0; e < E; ++e)
         out[static_cast<std::size_t>((b * T + t) * E + e)] = sum[static_cast<std::size_t>(e)] / (total + kEps);
@@ -77,10 +79,15 @@ std::vector<Mistake> order_mistakes(const Checker& c, const Tensor& q, const Ten
         alone[i] = w * v.data()[i] / (w + kEps);
       }
     }
-  return {{loops(q, k, v, Order::before), c.tr("hint.read_first")},
-          {loops(q, k, v, Order::all), c.tr("hint.not_causal")},
-          {loops(q, k, v, Order::after), c.tr("hint.backwards")},
-          {alone, c.tr("hint.not_carried")}};
+  std::vector<Mistake> m{{loops(q, k, v, Order::before), c.tr("hint.read_first")},
+                         {loops(q, k, v, Order::all), c.tr("hint.not_causal")},
+                         {loops(q, k, v, Order::after), c.tr("hint.backwards")},
+                         {alone, c.tr("hint.not_carried")},
+                         {loops(k, k, v, Order::causal), c.tr("hint.read_with_k")},
+                         {loops(k, q, v, Order::causal), c.tr("hint.q_k_swapped")},
+                         {loops(q, k, v, Order::causal, 2), c.tr("hint.twice")}};
+  if (D == E) m.push_back({loops(q, k, k, Order::causal), c.tr("hint.k_for_v")});
+  return m;
 }
 
 // The parallel form: seqgrad's, one head, causal.
@@ -170,6 +177,35 @@ int longest_path(const ag::Node* from, const ag::Node* to, std::map<const ag::No
   return memo[from] = best;
 }
 
+// The shortest path, in ops, from `from` down to `to` (-1 when `to` is not reached).
+int shortest_path(const ag::Node* from, const ag::Node* to) {
+  std::map<const ag::Node*, int> depth{{from, 0}};
+  std::vector<const ag::Node*> level{from};
+  while (!level.empty()) {
+    std::vector<const ag::Node*> next;
+    for (const ag::Node* n : level) {
+      if (n == to) return depth[n];
+      for (const auto& p : n->parents)
+        if (depth.emplace(p.get(), depth[n] + 1).second) next.push_back(p.get());
+    }
+    level = std::move(next);
+  }
+  return -1;
+}
+
+// How many nodes the graph below `out` has.
+std::size_t graph_size(const ag::Node* out) {
+  std::set<const ag::Node*> seen{out};
+  std::vector<const ag::Node*> todo{out};
+  while (!todo.empty()) {
+    const ag::Node* n = todo.back();
+    todo.pop_back();
+    for (const auto& p : n->parents)
+      if (seen.insert(p.get()).second) todo.push_back(p.get());
+  }
+  return seen.size();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,19 +214,35 @@ int main(int argc, char** argv) {
   c.run("feature-map", [&] {
     // Inputs far below and above 0 beside ordinary ones: phi is e^x below 0 and x + 1 above.
     Tensor x = random_tensor({3, 8}, rng, 3);
-    const Scalar far[] = {-1000, -40, -1, -1e-3, 1e-3, 1, 40, 1000};
-    for (std::size_t i = 0; i < 8; ++i) x.data()[i] = far[i];
+    const Scalar far[] = {-1000, -700, -40, -1, -1e-3, 1e-3, 1, 40, 1000};
+    for (std::size_t i = 0; i < std::size(far); ++i) x.data()[i] = far[i];
     c.watch("x", x);
-    ag::NoGrad no_grad;
-    const Tensor got = exercise::phi(x);
+    const Tensor got = [&] {
+      ag::NoGrad no_grad;
+      return exercise::phi(x);
+    }();
     expect_shape(c, c.shared("check.output"), x.shape(), got.shape());
     std::vector<Scalar> relu_one(x.numel()), elu(x.numel());
     for (std::size_t i = 0; i < x.numel(); ++i) {
       relu_one[i] = x.data()[i] > 0 ? x.data()[i] + 1 : 1;
       elu[i] = phi(x.data()[i]) - 1;
     }
-    expect_close(c, c.shared("check.output"), x.shape(), nn::elu_plus_one(x).data(), got.data(), 1e-12,
-                 c.tr("hint.phi"), {{relu_one, c.tr("hint.phi_relu")}, {elu, c.tr("hint.phi_no_one")}});
+    const std::vector<Scalar> expected = nn::elu_plus_one(x).data();
+    expect_close(c, c.shared("check.output"), x.shape(), expected, got.data(), 1e-12, c.tr("hint.phi"),
+                 {{relu_one, c.tr("hint.phi_relu")}, {elu, c.tr("hint.phi_no_one")}});
+    // Below 0, to the last digit however small (e^-40 is 4e-18, under any absolute tolerance): phi(x) / e^x is 1.
+    std::vector<Scalar> ratio;
+    for (std::size_t i = 0; i < x.numel(); ++i)
+      if (x.data()[i] < 0 && expected[i] > 0) ratio.push_back(got.data()[i] / expected[i]);
+    expect_close(c, c.tr("what.ratio"), {static_cast<int>(ratio.size())}, std::vector<Scalar>(ratio.size(), 1), ratio,
+                 1e-12, c.tr("hint.phi"));
+    // Its gradient too, 1 above 0 and e^x below, at the same inputs: an exp that overflows where its value is not
+    // used still gives inf * 0 = NaN in the backward.
+    const TensorFn mine = [](const std::vector<Tensor>& in) { return exercise::phi(in[0]); };
+    const TensorFn engine = [](const std::vector<Tensor>& in) { return nn::elu_plus_one(in[0]); };
+    const std::vector<Scalar> w = output_weights(engine, {x}, rng);
+    expect_same_gradients(c, {"x"}, {x}, gradients(engine, {x}, w), gradients(mine, {x}, w), 1e-12,
+                          c.tr("hint.phi_gradient"));
   });
   c.run("update", [&] {
     // D and E differ, so that an outer product the wrong way round has the wrong shape.
@@ -226,7 +278,11 @@ int main(int argc, char** argv) {
                   {read(state, q, phi, Norm::sum_z), c.tr("hint.sum_z")},
                   {read(state, q, phi, Norm::no_eps), c.tr("hint.eps")}});
   });
-  c.run("sequence", [&] { expect_sequence(c, 2, 6, 4, 4, rng, c.tr("hint.sequence")); });
+  c.run("sequence", [&] {
+    // twice, on other values of the same shape: each call starts from an empty state
+    expect_sequence(c, 2, 6, 4, 4, rng, c.tr("hint.sequence"));
+    expect_sequence(c, 2, 6, 4, 4, rng, c.tr("hint.sequence_again"));
+  });
   c.run("shapes", [&] {
     // One position; values narrower and wider than the keys; one sequence and three.
     expect_sequence(c, 1, 1, 2, 3, rng, c.tr("hint.shapes"));
@@ -234,28 +290,46 @@ int main(int argc, char** argv) {
     expect_sequence(c, 2, 7, 2, 5, rng, c.tr("hint.shapes"));
   });
   c.run("gradients", [&] {
-    const std::vector<Tensor> x{random_tensor({2, 5, 3}, rng, 1.5), random_tensor({2, 5, 3}, rng, 1.5),
-                                random_tensor({2, 5, 4}, rng)};
-    const std::vector<Scalar> w = output_weights(parallel, x, rng);
-    std::vector<std::vector<Mistake>> cut;  // the state built outside the graph: no gradient reaches q, k or v
-    for (const Tensor& t : x) cut.push_back({{std::vector<Scalar>(t.numel()), c.tr("hint.cut")}});
-    expect_same_gradients(c, {"q", "k", "v"}, x, gradients(parallel, x, w), gradients(student, x, w), 1e-9,
-                          c.tr("hint.gradients"), cut);
+    // 5 positions, then 24: longer than a truncation of backpropagation a student might try
+    for (const int T : {5, 24}) {
+      const std::vector<Tensor> x{random_tensor({2, T, 3}, rng, 1.5), random_tensor({2, T, 3}, rng, 1.5),
+                                  random_tensor({2, T, 4}, rng)};
+      const std::vector<Scalar> w = output_weights(parallel, x, rng);
+      const std::vector<std::string> names{"q", "k", "v"};
+      std::vector<std::vector<Mistake>> cut;  // an input cut from the graph: no gradient reaches it
+      for (std::size_t i = 0; i < x.size(); ++i)
+        cut.push_back({{std::vector<Scalar>(x[i].numel()), c.tr("hint.cut_" + names[i])}});
+      expect_same_gradients(c, names, x, gradients(parallel, x, w), gradients(student, x, w), 1e-9,
+                            c.tr("hint.gradients"), cut);
+    }
   });
   c.run("recurrence", [&] {
-    // The parallel form's path from the keys to the last output is the same at every T; a recurrence's grows by
-    // at least one op (the state's addition) a position.
-    int path[2] = {0, 0};
-    for (int i = 0; i < 2; ++i) {
-      const int T = 4 * (i + 1);
-      const std::vector<Tensor> x{random_tensor({1, T, 2}, rng), random_tensor({1, T, 2}, rng),
-                                  random_tensor({1, T, 2}, rng)};
+    // Each key its own leaf, stacked into k: a recurrence's longest path from the first key to the output grows by at
+    // least one op (the state's addition) a position, its shortest path from the last key does not (that key is read
+    // in one step), and its graph grows by the same number of nodes a position (constant work a step). The parallel
+    // form fails the first; a chain of no-ops on the whole k fails the second; a state rebuilt from zero at each
+    // position (T^2 work) fails the third.
+    int first[2] = {0, 0}, last[2] = {0, 0};
+    std::size_t nodes[3] = {0, 0, 0};
+    for (int i = 0; i < 3; ++i) {
+      const int T = 4 << i;  // 4, 8, 16
+      std::vector<Tensor> keys;
+      for (int t = 0; t < T; ++t) keys.push_back(random_tensor({1, 2}, rng));
+      const std::vector<Tensor> x{random_tensor({1, T, 2}, rng), ag::stack(keys, 1), random_tensor({1, T, 2}, rng)};
       const Tensor out = student(x);
       std::map<const ag::Node*, int> memo;
-      path[i] = longest_path(out.node(), x[1].node(), memo);
+      if (i < 2) {
+        first[i] = longest_path(out.node(), keys.front().node(), memo);
+        last[i] = shortest_path(out.node(), keys.back().node());
+      }
+      nodes[i] = graph_size(out.node());
     }
-    if (path[1] - path[0] < 4)
-      throw CheckFailure{c.shared("linear-attention.recurrence_detail", path[0], path[1]), c.tr("hint.recurrence")};
+    if (first[1] - first[0] < 4)
+      throw CheckFailure{c.shared("linear-attention.recurrence_detail", first[0], first[1]), c.tr("hint.recurrence")};
+    if (last[1] > last[0])
+      throw CheckFailure{c.shared("linear-attention.last_key_detail", last[0], last[1]), c.tr("hint.last_key")};
+    if (nodes[2] - nodes[1] > 2 * (nodes[1] - nodes[0]) + 2)
+      throw CheckFailure{c.shared("linear-attention.nodes_detail", nodes[0], nodes[1], nodes[2]), c.tr("hint.nodes")};
   });
   return c.finish();
 }

@@ -1,6 +1,8 @@
 // Checks of `lstm-step`: the student's LSTM cell, built from engine ops,
 // against the built-in cell (src/nn/recurrent.cpp): the cell state, the hidden
 // state, two steps in a row, and every gradient.
+#include <tuple>
+
 #include "autograd/ops.h"
 #include "src/exercises/check.h"
 #include "src/exercises/exercise.h"
@@ -11,17 +13,17 @@ namespace nn = seqgrad::nn;
 
 namespace {
 
-constexpr int B = 2, I = 3, H = 4;
+constexpr int B = 2, I = 3, H = 4;  // the sizes of most checks; "sizes" takes others
 
 // The built-in cell with the given weights. x, h, c, W_x, W_h, b in that order.
 nn::RecurrentState builtin(const std::vector<Tensor>& in) {
   ag::Rng unused(0);
-  nn::LSTMCell cell(I, H, nn::Init::uniform, unused);
+  nn::LSTMCell cell(in[0].size(1), in[1].size(1), nn::Init::uniform, unused);
   cell.W_x = in[3], cell.W_h = in[4], cell.b = in[5];
   return cell.step(in[0], {in[1], in[2]});
 }
 
-std::vector<Tensor> random_inputs(ag::Rng& rng) {
+std::vector<Tensor> random_inputs(ag::Rng& rng, int B = ::B, int I = ::I, int H = ::H) {
   return {random_tensor({B, I}, rng),          random_tensor({B, H}, rng),          random_tensor({B, H}, rng),
           random_tensor({I, 4 * H}, rng, 0.7), random_tensor({H, 4 * H}, rng, 0.7), random_tensor({4 * H}, rng, 0.5)};
 }
@@ -34,6 +36,7 @@ exercise::LstmState student(const std::vector<Tensor>& in) {
 enum class Slip { gate_order, sigmoid_candidate, no_tanh_on_c, no_input_gate, no_forget_gate, old_cell_in_h };
 nn::RecurrentState slipped(const std::vector<Tensor>& in, Slip slip) {
   ag::NoGrad no_grad;
+  const int H = in[1].size(1);
   const Tensor gates = ag::matmul(in[0], in[3]) + ag::matmul(in[1], in[4]) + in[5];
   auto part = [&](int k) { return ag::slice(gates, 1, k * H, (k + 1) * H); };
   const Tensor i = ag::sigmoid(part(0)), f = ag::sigmoid(part(1));
@@ -109,6 +112,24 @@ int main(int argc, char** argv) {
     const std::vector<Scalar> w = output_weights(two_steps(false), in, rng);
     expect_same_gradients(c, {"x", "h", "c", "W_x", "W_h", "b"}, in, gradients(two_steps(false), in, w),
                           gradients(two_steps(true), in, w), 1e-9, c.tr("hint.gradients"));
+  });
+  c.run("sizes", [&] {
+    // other sizes than the other checks' (B 2, I 3, H 4): one sequence and three, inputs wider and narrower than h
+    for (const auto& [b, i, h] : {std::tuple{1, 5, 2}, std::tuple{3, 2, 6}}) {
+      const std::vector<Tensor> other = random_inputs(rng, b, i, h);
+      c.watch(names, other);
+      const exercise::LstmState got = sized(c, c.tr("hint.sizes"), [&] { return student(other); });
+      expect_shape(c, "h", {b, h}, got.h.shape());
+      expect_shape(c, "c", {b, h}, got.c.shape());
+      expect_close(c, "c", {b, h}, builtin(other).c.data(), got.c.data(), 1e-10, c.tr("hint.sizes"),
+                   mistakes(c, other, true));
+      expect_close(c, "h", {b, h}, builtin(other).h.data(), got.h.data(), 1e-10, c.tr("hint.sizes"),
+                   mistakes(c, other, false));
+    }
+    const std::vector<Tensor> other = random_inputs(rng, 3, 2, 6);
+    const std::vector<Scalar> w = output_weights(two_steps(false), other, rng);
+    expect_same_gradients(c, {"x", "h", "c", "W_x", "W_h", "b"}, other, gradients(two_steps(false), other, w),
+                          gradients(two_steps(true), other, w), 1e-9, c.tr("hint.sizes"));
   });
   return c.finish();
 }

@@ -83,6 +83,10 @@ int main(int argc, char** argv) {
     expect_close(c, c.shared("check.gradient_of", "x"), {1, 5, 6}, numeric_gradients(student, in, w)[0],
                  gradients(student, in, w)[0], 1e-7, c.tr("hint.backward"));
   });
+  c.run("reuse", [&] {
+    // as attention uses it: on q and on k, called again before any backward
+    expect_reusable(c, student, engine, {"x"}, {random_tensor({2, 5, 6}, rng)}, rng);
+  });
   c.run("relative", [&] {
     // One query vector and one key vector placed at positions (m, n): the
     // rotated dot product must be the same for (2, 0), (5, 3) and (9, 7).

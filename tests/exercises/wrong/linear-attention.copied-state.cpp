@@ -1,5 +1,5 @@
 // A wrong solution of `linear-attention`: the state updated in plain loops on copied numbers, outside the graph
-// expect: gradients linear-attention.hint.cut
+// expect: gradients linear-attention.hint.cut_k
 #include "src/exercises/exercise.h"
 
 namespace exercise {
