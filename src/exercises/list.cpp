@@ -142,7 +142,7 @@ Tensor transformer_block(const Tensor& x, const BlockWeights& w, int heads) {
 }
 )",
      "attention multi-head layer-norm ffn", 60},
-    {"adam", 6, "adam_step", "first-step moments several-steps other-settings",
+    {"adam", 6, "adam_step", "first-step moments several-steps other-settings two-tensors",
      R"(void adam_step(std::vector<Scalar>& w, const std::vector<Scalar>& grad, std::vector<double>& m,
                std::vector<double>& v, long t, const AdamSettings& settings) {
   // your code here

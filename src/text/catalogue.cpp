@@ -167,9 +167,9 @@ Entry kEntries[] = {
      "right alone, wrong when an input feeds your op twice: a backward adds its share to each input's gradient "
      "(it writes where ag::grad_into points), and must not replace it (x->grad = ...): another op's share may be "
      "there already",
-     "한 번만 쓰면 맞지만, 입력 하나가 여러분의 연산에 두 번 들어가면 틀립니다. 역전파는 입력의 기울기에 자기 몫을 "
-     "더해야 하고(ag::grad_into가 가리키는 곳에 쓰기), 기울기를 통째로 바꿔 넣으면(x->grad = ...) 안 됩니다. 다른 "
-     "연산의 몫이 이미 와 있을 수 있습니다"},
+     "한 번만 쓰면 맞지만, 입력 하나가 여러분의 연산에 두 번 들어가면 틀립니다. 역전파는 각 입력의 기울기에 자기 몫을 "
+     "더해야 하며(ag::grad_into가 가리키는 곳에 써 넣으면 그렇게 됩니다), 기울기를 통째로 바꿔 넣으면(x->grad = ...) "
+     "안 됩니다. 다른 연산의 몫이 이미 와 있을 수 있습니다"},
     {"check.static_hint",
      "right alone, wrong when your op is called again before the first call's backward: keep what the backward needs "
      "in the lambda's captures, one copy a call, not in static or global variables, which the second call overwrites",

@@ -104,5 +104,26 @@ int main(int argc, char** argv) {
   });
   c.run("several-steps", [&] { expect_steps(c, 6, 8, kSettings, rng); });
   c.run("other-settings", [&] { expect_steps(c, 3, 5, {0.1, 0.5, 0.9, 1e-3}, rng); });
+  c.run("two-tensors", [&] {
+    // As a trainer calls it: once for each parameter tensor at every step, each tensor with its own m and v.
+    const int sizes[2] = {3, 5}, steps = 4;
+    std::vector<Scalar> w[2];
+    std::vector<double> m[2], v[2];
+    std::vector<std::vector<Scalar>> grads[2], expected[2];
+    for (int p = 0; p < 2; ++p) {
+      w[p] = random_tensor({sizes[p]}, rng).data();
+      m[p].assign(static_cast<std::size_t>(sizes[p]), 0);
+      v[p].assign(static_cast<std::size_t>(sizes[p]), 0);
+      for (int t = 0; t < steps; ++t) grads[p].push_back(random_tensor({sizes[p]}, rng).data());
+      expected[p] = builtin(w[p], grads[p], kSettings);
+    }
+    for (int t = 1; t <= steps; ++t)
+      for (int p = 0; p < 2; ++p) {
+        const auto k = static_cast<std::size_t>(t - 1);
+        exercise::adam_step(w[p], grads[p][k], m[p], v[p], t, kSettings);
+        expect_close(c, c.shared("adam.tensor_after_step", p + 1, t), {sizes[p]}, expected[p][k], w[p], 1e-12,
+                     c.tr("hint.two_tensors"));
+      }
+  });
   return c.finish();
 }
