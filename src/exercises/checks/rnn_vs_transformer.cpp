@@ -161,39 +161,48 @@ int main(int argc, char** argv) {
   });
   c.run("transformer", [&] {
     const bool pre_ln = pre_ln_chosen(c);
-    for (const int layers : {1, 3}) {
+    // one block and three, then other numbers of heads than the training's 2: 4 heads of width 2, one of width 8
+    for (const auto& [layers, heads] : {std::pair{1, 2}, std::pair{3, 2}, std::pair{1, 4}, std::pair{2, 1}}) {
       const Tensor x = random_tensor({2, 6, 8}, rng);
-      const auto blocks = random_blocks(layers, 8, 2, pre_ln, rng);
+      const auto blocks = random_blocks(layers, 8, heads, pre_ln, rng);
       c.watch("x", x);
-      const Tensor got = exercise::transformer_states(x, as_blocks(blocks), 2);
+      const Tensor got = exercise::transformer_states(x, as_blocks(blocks), heads);
       expect_shape(c, c.shared("check.output"), {2, 6, 8}, got.shape());
       ag::NoGrad no_grad;
       std::vector<Mistake> mistakes{
-          {engine_transformer(x, blocks, 2, pre_ln, ModelSlip::no_positions).data(), c.tr("hint.no_positions")},
-          {engine_transformer(x, blocks, 2, pre_ln, ModelSlip::positions_after).data(), c.tr("hint.positions_after")}};
+          {engine_transformer(x, blocks, heads, pre_ln, ModelSlip::no_positions).data(), c.tr("hint.no_positions")},
+          {engine_transformer(x, blocks, heads, pre_ln, ModelSlip::positions_after).data(),
+           c.tr("hint.positions_after")}};
       if (layers > 1) {
-        mistakes.push_back({engine_transformer(x, blocks, 2, pre_ln, ModelSlip::first_block_only).data(),
+        mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::first_block_only).data(),
                             c.tr("hint.first_block_only")});
-        mistakes.push_back(
-            {engine_transformer(x, blocks, 2, pre_ln, ModelSlip::blocks_not_chained).data(), c.tr("hint.not_chained")});
+        mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::blocks_not_chained).data(),
+                            c.tr("hint.not_chained")});
       }
-      expect_close(c, c.shared("check.output"), {2, 6, 8}, engine_transformer(x, blocks, 2, pre_ln).data(), got.data(),
-                   1e-9, c.tr("hint.transformer"), mistakes);
+      if (heads != 2)  // the training's number of heads written in
+        mistakes.push_back({engine_transformer(x, blocks, 2, pre_ln).data(), c.tr("hint.heads")});
+      expect_close(c, c.shared("check.output"), {2, 6, 8}, engine_transformer(x, blocks, heads, pre_ln).data(),
+                   got.data(), 1e-9, c.tr("hint.transformer"), mistakes);
     }
   });
   c.run("gradients", [&] {
     const bool pre_ln = pre_ln_chosen(c);
-    std::vector<Tensor> rnn_in{random_tensor({2, 5, 4}, rng)};
-    for (const Tensor& t : random_rnn(4, 4, rng, Scalar(0.6))) rnn_in.push_back(t);
     const TensorFn rnn_student = [](const std::vector<Tensor>& in) {
       return exercise::rnn_states(in[0], as_rnn_weights({in.begin() + 1, in.end()}));
     };
     const TensorFn rnn_engine = [](const std::vector<Tensor>& in) {
       return engine_rnn(in[0], {in.begin() + 1, in.end()});
     };
-    std::vector<Scalar> w = output_weights(rnn_engine, rnn_in, rng);
-    expect_same_gradients(c, {"x", "W_x", "W_h", "b"}, rnn_in, gradients(rnn_engine, rnn_in, w),
-                          gradients(rnn_student, rnn_in, w), 1e-9, c.tr("hint.gradients"));
+    std::vector<Scalar> w;
+    // 5 steps, then 24: longer than a truncation of backpropagation through time a student might try
+    for (const int T : {5, 24}) {
+      std::vector<Tensor> rnn_in{random_tensor({2, T, 4}, rng)};
+      for (const Tensor& t : random_rnn(4, 4, rng, Scalar(0.6))) rnn_in.push_back(t);
+      w = output_weights(rnn_engine, rnn_in, rng);
+      expect_same_gradients(c, {"x", "W_x", "W_h", "b"}, rnn_in, gradients(rnn_engine, rnn_in, w),
+                            gradients(rnn_student, rnn_in, w), 1e-9,
+                            c.tr(T > 5 ? "hint.gradients_long" : "hint.gradients"));
+    }
     // The Transformer: the gradient of its input, through the table and two blocks.
     const auto blocks = random_blocks(2, 8, 2, pre_ln, rng);
     const std::vector<Tensor> tf_in{random_tensor({2, 5, 8}, rng)};
@@ -238,6 +247,9 @@ int main(int argc, char** argv) {
     for (double a : tf_acc) transformer_holds = transformer_holds && a >= 0.9;
     const bool rnn_forgets = rnn_acc.back() < 0.5 && rnn_acc.back() < rnn_acc.front();
     const bool gradient_fades = rnn_reach * 10 < tf_reach;
+    // Fading is a product of small factors, never exactly 0: an exact 0 is a graph cut (a detach, a truncation).
+    for (const double g : rnn_grad)
+      if (!(g > 0)) throw CheckFailure{c.tr("detail.gradient_cut"), c.tr("hint.gradients_long")};
     if (!transformer_holds) throw CheckFailure{c.tr("detail.transformer_forgets"), c.tr("hint.transformer_forgets")};
     if (!rnn_forgets) throw CheckFailure{c.tr("detail.rnn_remembers"), c.tr("hint.rnn_remembers")};
     if (!gradient_fades) throw CheckFailure{c.tr("detail.gradient_reaches"), c.tr("hint.rnn_remembers")};
