@@ -73,8 +73,15 @@ enum class Outcome {
   missing,
   pieces
 };
+// A capstone's piece that keeps it from running: not started (outcome "missing"), or its first failing check.
+struct PieceProblem {
+  std::string piece, file, outcome;  // "attention", its path, outcome_name() of its own check
+  std::string check, detail, hint;   // its first check that did not pass (empty when it did not run)
+};
+
 struct CheckReport {
   std::string exercise, file;
+  std::vector<PieceProblem> pieces;  // for Outcome::pieces
   Outcome outcome = Outcome::failed;
   std::vector<CheckLine> checks;
   std::string output;        // the compiler's or the linker's messages, or what the student's code printed

@@ -548,8 +548,8 @@ const CheckLine* first_failing(const CheckReport& r) {
 // A capstone's piece, checked as a piece (--quick: without the trainings a capstone piece runs), once per file
 // version in a seqgrad process (check-all meets attention.cpp as a piece of both capstones): "" when it passes, else
 // its first failing check and hint.
-std::string piece_verdict(const Exercise& piece, const std::string& path, const CheckOptions& options) {
-  static std::map<std::string, std::string> verdicts;
+std::optional<PieceProblem> piece_verdict(const Exercise& piece, const std::string& path, const CheckOptions& options) {
+  static std::map<std::string, std::optional<PieceProblem>> verdicts;
   std::error_code ec;
   const long long written = nanoseconds_of(fs::last_write_time(path, ec));
   const std::string key = path + "\n" + std::to_string(written) + "\n" + std::to_string(fs::file_size(path, ec)) +
@@ -559,12 +559,13 @@ std::string piece_verdict(const Exercise& piece, const std::string& path, const 
   quiet.progress = nullptr;
   quiet.quick = true;
   const CheckReport r = check(piece, path, quiet);
-  std::string why;
+  std::optional<PieceProblem> problem;
   if (r.outcome != Outcome::passed) {
-    const CheckLine* c = first_failing(r);
-    why = c ? c->title + (c->hint.empty() ? "" : ": " + c->hint) : outcome_name(r.outcome);
+    problem = PieceProblem{std::string(piece.name), path, outcome_name(r.outcome), "", "", ""};
+    if (const CheckLine* c = first_failing(r))
+      problem->check = c->id, problem->detail = c->detail, problem->hint = c->hint;
   }
-  return verdicts[key] = why;
+  return verdicts[key] = problem;
 }
 
 }  // namespace
@@ -597,12 +598,19 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
       if (path[0] == '-' || path[0] == '@') path = "./" + path;  // never read by the compiler as an option
       if (!fs::is_regular_file(path)) {
         missing.push_back(p);
+        r.pieces.push_back({p, path, outcome_name(Outcome::missing), "", "", ""});
         continue;
       }
       piece_files.push_back(path);
-      const std::string why = piece_verdict(find(p), path, options);
-      if (!why.empty())
+      if (const std::optional<PieceProblem> problem = piece_verdict(find(p), path, options)) {
+        // its first failing check's title and hint, or how it ended (a piece that does not compile, say)
+        const std::string title = problem->check.empty()
+                                      ? problem->outcome
+                                      : std::string(text::tr(p + ".check." + problem->check, options.lang));
+        const std::string why = title + (problem->hint.empty() ? "" : ": " + problem->hint);
         failing += text::trf("exercise.piece_failing", options.lang, text::one_line(path), why, p) + "\n";
+        r.pieces.push_back(*problem);
+      }
     }
     if (!missing.empty() || !failing.empty()) {
       std::string names, starts;
@@ -803,6 +811,17 @@ nlohmann::json to_json(const CheckReport& r) {
   if (!r.output.empty()) j["output"] = r.output;
   if (!r.crash.empty()) j["crash"] = r.crash;
   if (!r.during.empty() && (r.outcome == Outcome::crashed || r.outcome == Outcome::timed_out)) j["during"] = r.during;
+  if (!r.pieces.empty()) {
+    nlohmann::json pieces = nlohmann::json::array();
+    for (const PieceProblem& p : r.pieces) {
+      nlohmann::json piece{{"piece", p.piece}, {"file", p.file}, {"outcome", p.outcome}};
+      if (!p.check.empty()) piece["check"] = p.check;
+      if (!p.detail.empty()) piece["detail"] = p.detail;
+      if (!p.hint.empty()) piece["hint"] = p.hint;
+      pieces.push_back(piece);
+    }
+    j["pieces"] = pieces;
+  }
   return j;
 }
 

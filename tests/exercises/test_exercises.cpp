@@ -231,6 +231,23 @@ TEST_CASE("a capstone follows the student's choice, and waits for its pieces, na
     CHECK(out.find(dir + "/attention.cpp does not pass its own checks yet") != std::string::npos);
     CHECK(out.find(seqgrad::text::tr(hint, seqgrad::text::Lang::en)) != std::string::npos);
     CHECK(out.find("multi-head.cpp") == std::string::npos);  // the pieces that pass are not named
+    // The same in the JSON, for a grader: each piece that holds the capstone back, with its failing check and hint.
+    REQUIRE(j["pieces"].size() == 2);
+    for (const auto& p : j["pieces"]) {
+      INFO(p.dump());
+      if (p["piece"] == "ffn") {
+        CHECK(p["outcome"] == "missing");
+        CHECK(p["file"] == dir + "/ffn.cpp");
+        CHECK(!p.contains("check"));
+      } else {
+        CHECK(p["piece"] == "attention");
+        CHECK(p["outcome"] == "failed");
+        CHECK(p["file"] == dir + "/attention.cpp");
+        CHECK(p["check"] == (std::string(wrong) == "attention.no-scale.cpp" ? "values" : "causal"));
+        CHECK(!p["detail"].get<std::string>().empty());
+        CHECK(p["hint"] == std::string(seqgrad::text::tr(hint, seqgrad::text::Lang::en)));
+      }
+    }
   }
   for (const std::string& d : dirs) fs::remove_all(d);
 }
