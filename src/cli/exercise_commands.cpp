@@ -134,6 +134,8 @@ void add_exercise_commands(CLI::App& app, std::vector<std::pair<CLI::App*, Runne
   add_lang_option(exercise, a->lang, "the statements, checks and hints");
 
   commands.emplace_back(exercise, [a, start, check, check_all, lang] {
+    if ((*start || *check || *check_all) && a->dir.empty())
+      throw std::invalid_argument(text::msg("exercise.dir_empty"));
     if (*start) return run_start(a->name, a->dir, a->force, lang());
     try {
       if (*check) return run_check(a->name, a->file, a->dir, a->json, a->timeout, lang());

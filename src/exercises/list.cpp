@@ -280,6 +280,9 @@ StartResult start(const Exercise& e, const std::string& dir, bool force, text::L
   namespace fs = std::filesystem;
   const std::string path = (fs::path(dir) / (std::string(e.name) + ".cpp")).string();
   const std::string stub = stub_text(e, lang);
+  // A folder (or a pipe, a device) where the stub goes is never written over, --force or not.
+  if (fs::exists(path) && !fs::is_regular_file(path))
+    throw std::runtime_error(text::msg("exercise.start_not_file", path));
   if (fs::exists(path) && !force) {
     const std::string there = detail::read_file(path);
     // The stub in either language counts as untouched.

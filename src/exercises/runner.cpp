@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -205,7 +206,14 @@ std::string checks_object(const Toolchain& tc, const Exercise& e) {
 struct TempDir {
   std::string path;
   TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "seqgrad-exercise-XXXXXX").string();
+    std::error_code ec;
+    const fs::path tmp = fs::temp_directory_path(ec);
+    if (ec) {
+      const char* env = std::getenv("TMPDIR");
+      throw std::runtime_error(
+          text::msg("exercise.no_tmpdir", text::one_line(env ? "TMPDIR=" + std::string(env) : "TMPDIR"), ec.message()));
+    }
+    std::string tmpl = (tmp / "seqgrad-exercise-XXXXXX").string();
     if (!mkdtemp(tmpl.data()))
       throw std::runtime_error("cannot make a temporary directory: " + std::string(std::strerror(errno)));
     path = tmpl;
@@ -584,6 +592,10 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return r;
   };
+  if (std::error_code ec; !file.empty() && fs::exists(file, ec) && !fs::is_regular_file(file, ec)) {
+    r.output = text::trf("exercise.not_a_file", options.lang, text::one_line(file));  // a folder, a pipe, a device
+    return finish(Outcome::missing);
+  }
   if (file.empty() || !fs::is_regular_file(file)) return finish(Outcome::missing);
   const Toolchain tc = load_toolchain();
   ensure_support(tc, options.lang);
@@ -833,6 +845,7 @@ std::string report_text(const CheckReport& r, const Exercise& e, text::Lang lang
   std::string s;
   switch (r.outcome) {
     case Outcome::missing:
+      if (!r.output.empty()) return r.output + "\n";
       return trf("exercise.no_file", lang, file, r.exercise, lang_flag) + "\n";
     case Outcome::compile_error:
       return trf("exercise.compile_error", lang, file) + "\n" + r.output;

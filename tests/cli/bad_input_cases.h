@@ -64,6 +64,7 @@ inline void prepare() {
   if (done) return;
   std::filesystem::remove_all(kDir);
   std::filesystem::create_directories(kDir + "/empty-run");
+  std::filesystem::create_directories(kDir + "/stub-dir/attention.cpp");  // a folder where a stub would go
   write("empty.txt", "");
   write("binary.txt", std::string("abc\0def", 7));
   write("latin1.txt", "caf\xe9 au lait, caf\xe9 noir");
@@ -272,6 +273,10 @@ inline std::vector<Case> cases() {
       {"lab attention-by-hand --answer inf,0,0", 2, "'inf' is not a number"},
       {"lab attention-by-hand --vectors \"1e200,0 0,1e200\"", 2, "--vectors: the numbers are too large"},
       {"exercise check-all --dir " + d + "/no-such-dir", 2, "there is no directory " + d + "/no-such-dir"},
+      {"exercise start attention --dir ''", 2, "--dir is empty; name the folder of your exercise files"},
+      {"exercise check-all --dir ''", 2, "--dir is empty"},
+      {"exercise start attention --force --dir " + d + "/stub-dir", 1,
+       d + "/stub-dir/attention.cpp is there and is not a file (a folder?): left as it is"},
       {"bench --reference-timeout nan", 2, "--reference-timeout: must be a finite number in [1, 86400], got 'nan'"},
       {"exercise check attention --timeout nan", 2, "--timeout: must be a finite number in [0.1, 3600], got 'nan'"},
       {"train --dropout nan", 2, "--dropout: must be a finite number in [0, 0.95], got 'nan'"},

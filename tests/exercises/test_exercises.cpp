@@ -3,6 +3,7 @@
 // (and with the hint) its first line names, and files that do not compile,
 // do not link, crash or never end are reported as such by the real binary.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/core.h>
@@ -405,6 +406,24 @@ TEST_CASE("exercise commands refuse wrong input with one line") {
   r = test::run_seqgrad("exercise check attention /nonexistent/attention.cpp --lang en");
   CHECK(r.exit_code == 1);
   CHECK(r.out.find("no file /nonexistent/attention.cpp: write the stub first") != std::string::npos);
+  // A folder or a pipe given as the file is said to be one, not "no file".
+  const std::string dir = temp_dir();
+  r = test::run_seqgrad("exercise check attention " + dir + " --lang en");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find(dir + " is not a file (a folder, a pipe or a device)") != std::string::npos);
+  REQUIRE(mkfifo((dir + "/pipe.cpp").c_str(), 0600) == 0);
+  r = test::run_seqgrad("exercise check attention " + dir + "/pipe.cpp --json");
+  CHECK(r.exit_code == 1);
+  CHECK(nlohmann::json::parse(r.out)["outcome"] == "missing");
+  CHECK(r.out.find("pipe.cpp is not a file") != std::string::npos);
+  // A TMPDIR that does not exist: one line naming it.
+  r = test::run_shell("TMPDIR='" + dir + "/no-such-folder' '" + std::string(SEQGRAD_BINARY) +
+                      "' exercise check attention '" + kSolutions + "/attention.cpp' --lang en");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err ==
+        "seqgrad: no temporary folder to compile in (TMPDIR=" + dir +
+            "/no-such-folder: No such file or directory): set TMPDIR to a folder you can write, or unset it\n");
+  fs::remove_all(dir);
 }
 
 TEST_CASE("Korean: LANG=ko gives the statements and verdicts in Korean") {
