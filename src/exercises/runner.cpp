@@ -850,6 +850,9 @@ std::string report_text(const CheckReport& r, const Exercise& e, text::Lang lang
     case Outcome::compile_error:
       return trf("exercise.compile_error", lang, file) + "\n" + r.output;
     case Outcome::link_error:
+      // A main() of the student's own (to try the functions) clashes with the checks' main, not with a signature.
+      if (r.output.find("multiple definition of `main'") != std::string::npos)
+        return trf("exercise.own_main", lang, file) + "\n" + r.output;
       return trf("exercise.link_error", lang, file, e.functions, r.exercise) + "\n" + r.output;
     case Outcome::uses_engine:
       return r.output + "\n";

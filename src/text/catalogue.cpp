@@ -35,6 +35,11 @@ Entry kEntries[] = {
     {"exercise.no_tmpdir",
      "no temporary folder to compile in ({}: {}): set TMPDIR to a folder you can write, or unset it",
      "컴파일할 임시 폴더가 없습니다({}: {}). TMPDIR 환경 변수를 쓸 수 있는 폴더로 정하거나 지우세요"},
+    {"exercise.own_main",
+     "{} defines its own main(): the checks bring theirs, so remove it (or keep your tries in another file); the "
+     "linker says:",
+     "{}에 main()이 따로 있습니다. 확인 프로그램이 자기 main을 가져오므로 지우세요(시험 삼아 돌려 보는 코드는 다른 "
+     "파일에 두세요). 링커의 메시지:"},
     {"exercise.no_file", "no file {}: write the stub first with: seqgrad exercise start {}{}",
      "{} 파일이 없습니다. 먼저 스텁을 만드세요: seqgrad exercise start {}{}"},
     {"exercise.no_toolchain",

@@ -416,6 +416,17 @@ TEST_CASE("exercise commands refuse wrong input with one line") {
   CHECK(r.exit_code == 1);
   CHECK(nlohmann::json::parse(r.out)["outcome"] == "missing");
   CHECK(r.out.find("pipe.cpp is not a file") != std::string::npos);
+  // A main() of the student's own is named as such, not as a wrong signature.
+  {
+    std::ifstream in(kSolutions + "/attention.cpp");
+    std::ofstream(dir + "/attention.cpp") << in.rdbuf() << "\nint main() { return 0; }\n";
+  }
+  r = test::run_seqgrad("exercise check attention " + dir + "/attention.cpp --json --lang en");
+  CHECK(nlohmann::json::parse(r.out)["outcome"] == "link-error");
+  r = test::run_seqgrad("exercise check attention " + dir + "/attention.cpp --lang en");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("attention.cpp defines its own main(): the checks bring theirs") != std::string::npos);
+  CHECK(r.out.find("exact signature") == std::string::npos);
   // A TMPDIR that does not exist: one line naming it.
   r = test::run_shell("TMPDIR='" + dir + "/no-such-folder' '" + std::string(SEQGRAD_BINARY) +
                       "' exercise check attention '" + kSolutions + "/attention.cpp' --lang en");
