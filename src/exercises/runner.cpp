@@ -554,8 +554,8 @@ const CheckLine* first_failing(const CheckReport& r) {
 }
 
 // A capstone's piece, checked as a piece (--quick: without the trainings a capstone piece runs), once per file
-// version in a seqgrad process (check-all meets attention.cpp as a piece of both capstones): "" when it passes, else
-// its first failing check and hint.
+// version in a seqgrad process (check-all meets attention.cpp as a piece of both capstones): nothing when it passes,
+// else how its check ended and its first failing check, detail and hint.
 std::optional<PieceProblem> piece_verdict(const Exercise& piece, const std::string& path, const CheckOptions& options) {
   static std::map<std::string, std::optional<PieceProblem>> verdicts;
   std::error_code ec;
