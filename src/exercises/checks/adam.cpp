@@ -32,25 +32,40 @@ std::vector<std::vector<Scalar>> builtin(const std::vector<Scalar>& w0, const st
 }
 
 // The same with a slip: no bias correction, eps inside the square root, only m corrected, m fed the squared
-// gradient, or the correction a step ahead (t + 1).
-enum class Slip { no_correction, eps_inside, only_m, m_of_squares, t_ahead };
+// gradient, the correction a step ahead (t + 1), the step added (uphill), or beta1 and beta2 swapped in the averages
+// (and in the corrections too), or in the corrections alone; `ahead`: the corrections those of step t + ahead.
+enum class Slip {
+  none,
+  no_correction,
+  eps_inside,
+  only_m,
+  m_of_squares,
+  t_ahead,
+  uphill,
+  betas_swapped,
+  betas_swapped_all,
+  corrections_swapped
+};
 std::vector<std::vector<Scalar>> slipped(std::vector<Scalar> w, const std::vector<std::vector<Scalar>>& grads,
-                                         const exercise::AdamSettings& s, Slip slip) {
+                                         const exercise::AdamSettings& s, Slip slip, long ahead = 0) {
   std::vector<double> m(w.size()), v(w.size());
   std::vector<std::vector<Scalar>> out;
   for (std::size_t t = 1; t <= grads.size(); ++t) {
     for (std::size_t i = 0; i < w.size(); ++i) {
       const double g = grads[t - 1][i];
-      m[i] = s.beta1 * m[i] + (1 - s.beta1) * (slip == Slip::m_of_squares ? g * g : g);
-      v[i] = s.beta2 * v[i] + (1 - s.beta2) * g * g;
+      const bool swapped = slip == Slip::betas_swapped || slip == Slip::betas_swapped_all;
+      const double b1 = swapped ? s.beta2 : s.beta1, b2 = swapped ? s.beta1 : s.beta2;
+      m[i] = b1 * m[i] + (1 - b1) * (slip == Slip::m_of_squares ? g * g : g);
+      v[i] = b2 * v[i] + (1 - b2) * g * g;
       double mh = m[i], vh = v[i];
-      const double at = double(t) + (slip == Slip::t_ahead ? 1 : 0);
+      const double at = double(t) + double(slip == Slip::t_ahead ? 1 : ahead);
       if (slip != Slip::no_correction) {
-        mh /= 1 - std::pow(s.beta1, at);
-        if (slip != Slip::only_m) vh /= 1 - std::pow(s.beta2, at);
+        const bool all = slip == Slip::betas_swapped_all, corrections = slip == Slip::corrections_swapped;
+        mh /= 1 - std::pow(all ? b1 : corrections ? s.beta2 : s.beta1, at);
+        if (slip != Slip::only_m) vh /= 1 - std::pow(all ? b2 : corrections ? s.beta1 : s.beta2, at);
       }
-      w[i] -=
-          static_cast<Scalar>(s.lr * mh / (slip == Slip::eps_inside ? std::sqrt(vh + s.eps) : std::sqrt(vh) + s.eps));
+      const double step = s.lr * mh / (slip == Slip::eps_inside ? std::sqrt(vh + s.eps) : std::sqrt(vh) + s.eps);
+      w[i] += static_cast<Scalar>(slip == Slip::uphill ? step : -step);
     }
     out.push_back(w);
   }
@@ -62,20 +77,28 @@ void expect_steps(const Checker& c, int n, int steps, const exercise::AdamSettin
   std::vector<std::vector<Scalar>> grads;
   for (int t = 0; t < steps; ++t) grads.push_back(random_tensor({n}, rng, Scalar(t % 2 ? 0.01 : 1)).data());
   const auto expected = builtin(w0, grads, s);
-  const auto no_correction = slipped(w0, grads, s, Slip::no_correction),
-             eps_inside = slipped(w0, grads, s, Slip::eps_inside), only_m = slipped(w0, grads, s, Slip::only_m),
-             m_of_squares = slipped(w0, grads, s, Slip::m_of_squares), t_ahead = slipped(w0, grads, s, Slip::t_ahead);
+  const std::pair<Slip, const char*> slips[] = {{Slip::no_correction, "hint.no_correction"},
+                                                {Slip::eps_inside, "hint.eps_inside"},
+                                                {Slip::only_m, "hint.only_m"},
+                                                {Slip::m_of_squares, "hint.m_of_squares"},
+                                                {Slip::t_ahead, "hint.t_ahead"},
+                                                {Slip::uphill, "hint.uphill"},
+                                                {Slip::betas_swapped, "hint.betas_swapped"},
+                                                {Slip::betas_swapped_all, "hint.betas_swapped"},
+                                                {Slip::corrections_swapped, "hint.corrections_swapped"}};
+  std::vector<std::pair<std::vector<std::vector<Scalar>>, std::string>> slipped_runs;
+  for (const auto& [slip, hint] : slips) slipped_runs.emplace_back(slipped(w0, grads, s, slip), c.tr(hint));
+  // A step counter of the function's own (a static counting its calls) runs ahead of t by the calls before these.
+  for (long ahead = 2; ahead <= 40; ++ahead)
+    slipped_runs.emplace_back(slipped(w0, grads, s, Slip::none, ahead), c.tr("hint.own_counter"));
   std::vector<Scalar> w = w0;
   std::vector<double> m(static_cast<std::size_t>(n)), v(static_cast<std::size_t>(n));
   for (int t = 1; t <= steps; ++t) {
     exercise::adam_step(w, grads[static_cast<std::size_t>(t - 1)], m, v, t, s);
     const auto k = static_cast<std::size_t>(t - 1);
-    expect_close(c, c.shared("check.weights_after_step", t), {n}, expected[k], w, 1e-12, c.tr("hint.update"),
-                 {{no_correction[k], c.tr("hint.no_correction")},
-                  {eps_inside[k], c.tr("hint.eps_inside")},
-                  {only_m[k], c.tr("hint.only_m")},
-                  {m_of_squares[k], c.tr("hint.m_of_squares")},
-                  {t_ahead[k], c.tr("hint.t_ahead")}});
+    std::vector<Mistake> mistakes;
+    for (const auto& [run, hint] : slipped_runs) mistakes.push_back({run[k], hint});
+    expect_close(c, c.shared("check.weights_after_step", t), {n}, expected[k], w, 1e-12, c.tr("hint.update"), mistakes);
   }
 }
 

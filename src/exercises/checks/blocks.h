@@ -39,11 +39,11 @@ inline exercise::BlockWeights as_block_weights(const std::vector<Tensor>& w) {
   return {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12], w[13], w[14], w[15]};
 }
 
-inline nn::ModelConfig block_config(int C, int heads, bool pre_ln) {
+inline nn::ModelConfig block_config(int C, int heads, bool pre_ln, int ffn_mult = 2) {
   nn::ModelConfig c;
   c.d_model = C;
   c.heads = heads;
-  c.ffn_mult = 2;
+  c.ffn_mult = ffn_mult;
   c.pre_ln = pre_ln;
   c.layers = 1;
   return c;
@@ -54,8 +54,9 @@ struct EngineBlock {
   std::unique_ptr<nn::TransformerBlock> block;
   std::vector<Tensor> weights;
 };
-inline EngineBlock engine_block(int C, int heads, bool pre_ln, ag::Rng& rng, bool randomise) {
-  EngineBlock e{std::make_unique<nn::TransformerBlock>(block_config(C, heads, pre_ln), rng), {}};
+// ffn_mult: the FFN's width F over C.
+inline EngineBlock engine_block(int C, int heads, bool pre_ln, ag::Rng& rng, bool randomise, int ffn_mult = 2) {
+  EngineBlock e{std::make_unique<nn::TransformerBlock>(block_config(C, heads, pre_ln, ffn_mult), rng), {}};
   const auto named = e.block->named_parameters();
   for (const char* name : kParameters)
     for (const auto& [n, t] : named)
@@ -74,23 +75,51 @@ struct Slip {
   bool pre_ln = false;
   int heads = 1;
   bool causal = true, scale = true, attention_residual = true, ffn_residual = true, output_projection = true;
+  bool split_by_reshape = false;  // (B, T, C) reshaped to (B * heads, T, D) at once: heads of mixed positions
+  bool qk_swapped = false;        // queries made with W_k, keys with W_q
+  bool kv_swapped = false;        // attention(q, v, k): the values as keys, the keys as values
+  bool shared_norm = false;       // LN2 given LN1's gamma and beta
+  bool ffn_reads_x = false;       // the FFN half reads x (normalised, pre-LN) instead of h
+  bool gelu = false;              // the FFN with gelu instead of ReLU
+  int residual_normed = 0;  // pre-LN: the residual carries LN(x), not x: 1 in the attention half, 2 the FFN's, 3 both
+  bool norm_sublayer = false;  // post-LN: the norm of the sublayer alone, then the residual sum
 };
 inline Tensor by_ops(const Tensor& x, const std::vector<Tensor>& w, const Slip& s) {
-  const int D = x.size(2) / s.heads;
+  const int B = x.size(0), T = x.size(1), C = x.size(2), D = C / s.heads;
+  const Scalar scale = s.scale ? 1 / std::sqrt(Scalar(D)) : Scalar(1);
   auto attention = [&](const Tensor& h) {
-    const Tensor a = ag::attention(ag::linear(h, w[0], w[1]), ag::linear(h, w[2], w[3]), ag::linear(h, w[4], w[5]),
-                                   s.heads, s.causal, s.scale ? 1 / std::sqrt(Scalar(D)) : Scalar(1));
+    Tensor q = ag::linear(h, w[0], w[1]), k = ag::linear(h, w[2], w[3]);
+    Tensor v = ag::linear(h, w[4], w[5]);
+    if (s.qk_swapped) std::swap(q, k);
+    if (s.kv_swapped) std::swap(k, v);
+    Tensor a;
+    if (s.split_by_reshape) {
+      auto mixed = [&](const Tensor& t) { return ag::reshape(t, {B * s.heads, T, D}); };
+      a = ag::reshape(ag::attention(mixed(q), mixed(k), mixed(v), 1, s.causal, scale), {B, T, C});
+    } else {
+      a = ag::attention(q, k, v, s.heads, s.causal, scale);
+    }
     return s.output_projection ? ag::linear(a, w[6], w[7]) : a;
   };
-  auto ffn = [&](const Tensor& h) { return ag::linear(ag::relu(ag::linear(h, w[12], w[13])), w[14], w[15]); };
+  auto ffn = [&](const Tensor& h) {
+    const Tensor up = ag::linear(h, w[12], w[13]);
+    return ag::linear(s.gelu ? ag::gelu(up) : ag::relu(up), w[14], w[15]);
+  };
   auto sum = [](bool residual, const Tensor& h, const Tensor& f) { return residual ? h + f : f; };
-  Tensor h = x;
+  auto ln1 = [&](const Tensor& h) { return ag::layer_norm(h, w[8], w[9]); };
+  auto ln2 = [&](const Tensor& h) { return s.shared_norm ? ln1(h) : ag::layer_norm(h, w[10], w[11]); };
   if (s.pre_ln) {
-    h = sum(s.attention_residual, h, attention(ag::layer_norm(h, w[8], w[9])));
-    return sum(s.ffn_residual, h, ffn(ag::layer_norm(h, w[10], w[11])));
+    const Tensor n1 = ln1(x);
+    const Tensor h = sum(s.attention_residual, s.residual_normed & 1 ? n1 : x, attention(n1));
+    const Tensor n2 = ln2(s.ffn_reads_x ? x : h);
+    return sum(s.ffn_residual, s.residual_normed & 2 ? n2 : h, ffn(n2));
   }
-  h = ag::layer_norm(sum(s.attention_residual, h, attention(h)), w[8], w[9]);
-  return ag::layer_norm(sum(s.ffn_residual, h, ffn(h)), w[10], w[11]);
+  if (s.norm_sublayer) {
+    const Tensor h = sum(s.attention_residual, x, ln1(attention(x)));
+    return sum(s.ffn_residual, h, ln2(ffn(s.ffn_reads_x ? x : h)));
+  }
+  const Tensor h = ln1(sum(s.attention_residual, x, attention(x)));
+  return ln2(sum(s.ffn_residual, h, ffn(s.ffn_reads_x ? x : h)));
 }
 
 // A model's logits (B, T, V) for a batch of token ids.

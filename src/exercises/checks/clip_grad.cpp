@@ -43,7 +43,7 @@ double sum_of_squares(const std::vector<Scalar>& g) {
 
 // What the usual mistakes give: each gradient clipped by its own norm, each
 // value clamped to [-max, max], every list scaled even under the limit, the
-// squares' sum taken for the norm.
+// factor upside down, the squares' sum taken for the norm.
 Grads per_tensor(Grads g, double max_norm) {
   for (auto& v : g) {
     const double n = std::sqrt(sum_of_squares(v));
@@ -69,14 +69,22 @@ std::vector<Scalar> flat(const Grads& g) {
   return out;
 }
 
+double sum_of_norms(const Grads& grads) {
+  double s = 0;
+  for (const auto& g : grads) s += std::sqrt(sum_of_squares(g));
+  return s;
+}
+
 // The norm the student returned for `grads` (before clipping) against `norm`, the engine's; the usual wrong ones
-// named: the norm after clipping, the squares' sum, the last gradient's norm alone (a total overwritten in the loop).
+// named: the norm after clipping, the squares' sum, the last gradient's norm alone (a total overwritten in the loop),
+// the gradients' norms added up.
 void expect_norm(const Checker& c, const Grads& grads, double max_norm, double norm, double returned) {
   expect_close(c, c.tr("returned_norm"), {1}, {static_cast<Scalar>(norm)}, {static_cast<Scalar>(returned)}, 1e-12,
                c.tr("hint.norm"),
                {{{static_cast<Scalar>(std::min(norm, max_norm))}, c.tr("hint.returned_after")},
                 {{static_cast<Scalar>(norm * norm)}, c.tr("hint.no_sqrt")},
-                {{static_cast<Scalar>(std::sqrt(sum_of_squares(grads.back())))}, c.tr("hint.per_tensor")}});
+                {{static_cast<Scalar>(std::sqrt(sum_of_squares(grads.back())))}, c.tr("hint.per_tensor")},
+                {{static_cast<Scalar>(sum_of_norms(grads))}, c.tr("hint.sum_of_norms")}});
 }
 
 // The student's clipping of `grads` against the engine's: the norm returned, then every gradient.
@@ -96,6 +104,7 @@ void expect_clipped(const Checker& c, const Grads& grads, double max_norm) {
                 {flat(per_tensor(grads, max_norm)), c.tr("hint.per_tensor")},
                 {flat(by_value(grads, max_norm)), c.tr("hint.by_value")},
                 {flat(scaled(grads, max_norm / norm)), c.tr("hint.always")},
+                {flat(scaled(grads, norm > max_norm ? norm / max_norm : 1.0)), c.tr("hint.inverted")},
                 {flat(scaled(grads, total > max_norm ? max_norm / total : 1.0)), c.tr("hint.no_sqrt")}});
 }
 

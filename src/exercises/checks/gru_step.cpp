@@ -32,7 +32,17 @@ std::vector<Tensor> random_inputs(ag::Rng& rng, int B = ::B, int I = ::I, int H 
 Tensor student(const std::vector<Tensor>& in) { return exercise::gru_step(in[0], in[1], in[2], in[3], in[4], in[5]); }
 
 // A cell with one of the usual slips, for the hints.
-enum class Slip { reset_before, z_swapped, gate_order, no_hidden_bias_in_n, no_tanh_on_n, no_reset };
+enum class Slip {
+  reset_before,
+  z_swapped,
+  gate_order,
+  no_hidden_bias_in_n,
+  no_tanh_on_n,
+  sigmoid_n,
+  no_reset,
+  reset_on_x,
+  reset_on_both
+};
 Tensor slipped(const std::vector<Tensor>& in, Slip slip) {
   ag::NoGrad no_grad;
   const int H = in[1].size(1);
@@ -48,8 +58,14 @@ Tensor slipped(const std::vector<Tensor>& in, Slip slip) {
     n = ag::tanh(part(gx, 2) + b_hn + r * (part(gh, 2) - b_hn));
   else if (slip == Slip::no_tanh_on_n)
     n = part(gx, 2) + r * part(gh, 2);
+  else if (slip == Slip::sigmoid_n)
+    n = ag::sigmoid(part(gx, 2) + r * part(gh, 2));
   else if (slip == Slip::no_reset)
     n = ag::tanh(part(gx, 2) + part(gh, 2));
+  else if (slip == Slip::reset_on_x)
+    n = ag::tanh(r * part(gx, 2) + part(gh, 2));
+  else if (slip == Slip::reset_on_both)
+    n = ag::tanh(r * (part(gx, 2) + part(gh, 2)));
   else
     n = ag::tanh(part(gx, 2) + r * part(gh, 2));
   return slip == Slip::z_swapped ? in[1] + z * (n - in[1]) : n + z * (in[1] - n);
@@ -60,7 +76,9 @@ std::vector<Mistake> mistakes(const Checker& c, const std::vector<Tensor>& in) {
   const std::pair<Slip, const char*> slips[] = {
       {Slip::reset_before, "hint.reset_before"}, {Slip::z_swapped, "hint.z_swapped"},
       {Slip::gate_order, "hint.gate_order"},     {Slip::no_hidden_bias_in_n, "hint.hidden_bias"},
-      {Slip::no_tanh_on_n, "hint.no_tanh_n"},    {Slip::no_reset, "hint.no_reset"}};
+      {Slip::no_tanh_on_n, "hint.no_tanh_n"},    {Slip::no_reset, "hint.no_reset"},
+      {Slip::reset_on_x, "hint.reset_on_x"},     {Slip::sigmoid_n, "hint.sigmoid_n"},
+      {Slip::reset_on_both, "hint.reset_on_x"}};
   for (const auto& slip : slips) m.push_back({slipped(in, slip.first).data(), c.tr(slip.second)});
   return m;
 }
@@ -74,7 +92,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> names{"x_t", "h_prev", "W_x", "W_h", "b_x", "b_h"};
   c.run("shape", [&] {
     c.watch(names, in);
-    expect_shape(c, "h", {B, H}, student(in).shape());
+    expect_shape(c, "h", {B, H}, sized(c, c.tr("hint.state_width"), [&] { return student(in); }).shape());
   });
   c.run("hidden-state", [&] {
     c.watch(names, in);

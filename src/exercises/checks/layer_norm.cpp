@@ -124,7 +124,20 @@ int main(int argc, char** argv) {
     const std::vector<Tensor> in = random_inputs({3, 5}, rng);
     expect_one_op(c, student(in), in, "layer_norm");
   });
-  c.run("backward", [&] { expect_backward(c, {4, 6}, rng); });
+  c.run("backward", [&] {
+    expect_backward(c, {4, 6}, rng);
+    // at eps 0.5 too: a backward with 1e-5 written into its rstd fails here
+    const TensorFn student_eps = [](const std::vector<Tensor>& x) {
+      return exercise::layer_norm(x[0], x[1], x[2], Scalar(0.5));
+    };
+    const TensorFn engine_eps = [](const std::vector<Tensor>& x) {
+      return ag::layer_norm(x[0], x[1], x[2], Scalar(0.5));
+    };
+    const std::vector<Tensor> in = random_inputs({3, 4}, rng);
+    const std::vector<Scalar> w = output_weights(engine_eps, in, rng);
+    expect_same_gradients(c, {"x", "gamma", "beta"}, in, gradients(engine_eps, in, w), gradients(student_eps, in, w),
+                          1e-9, c.tr("hint.eps_backward"));
+  });
   c.run("finite-differences", [&] {
     const std::vector<Tensor> in = random_inputs({3, 5}, rng);
     const std::vector<Scalar> w = output_weights(student, in, rng);

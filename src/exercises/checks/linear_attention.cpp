@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "autograd/ops.h"
 #include "src/exercises/check.h"
@@ -245,38 +246,40 @@ int main(int argc, char** argv) {
                           c.tr("hint.phi_gradient"));
   });
   c.run("update", [&] {
-    // D and E differ, so that an outer product the wrong way round has the wrong shape.
-    const int B = 2, D = 3, E = 5;
-    const exercise::LinearState before = random_state(B, D, E, 3, rng);
-    const Tensor k = random_tensor({B, D}, rng, 1.5), v = random_tensor({B, E}, rng);
-    c.watch({"state.S", "state.z", "k_t", "v_t"}, {before.S, before.z, k, v});
-    ag::NoGrad no_grad;
-    const exercise::LinearState after = exercise::linear_update(before, k, v);
-    expect_shape(c, "S", {B, D, E}, after.S.shape());
-    expect_shape(c, "z", {B, D}, after.z.shape());
-    expect_close(c, "S", {B, D, E}, plus_outer(before.S, k, v, phi, same, true), after.S.data(), 1e-10,
-                 c.tr("hint.update_S"),
-                 {{plus_outer(before.S, k, v, phi, phi, true), c.tr("hint.phi_v")},
-                  {plus_outer(before.S, k, v, same, same, true), c.tr("hint.no_phi_k")},
-                  {plus_outer(before.S, k, v, phi, same, false), c.tr("hint.forgets")}});
-    expect_close(c, "z", {B, D}, plus(before.z, k, phi, true), after.z.data(), 1e-10, c.tr("hint.update_z"),
-                 {{plus(before.z, k, same, true), c.tr("hint.no_phi_k")},
-                  {plus(before.z, k, phi, false), c.tr("hint.forgets")}});
+    // D and E differ, so that an outer product the wrong way round has the wrong shape; then other sizes
+    for (const auto& [B, D, E] : {std::tuple{2, 3, 5}, std::tuple{1, 4, 2}}) {
+      const exercise::LinearState before = random_state(B, D, E, 3, rng);
+      const Tensor k = random_tensor({B, D}, rng, 1.5), v = random_tensor({B, E}, rng);
+      c.watch({"state.S", "state.z", "k_t", "v_t"}, {before.S, before.z, k, v});
+      ag::NoGrad no_grad;
+      const exercise::LinearState after = exercise::linear_update(before, k, v);
+      expect_shape(c, "S", {B, D, E}, after.S.shape());
+      expect_shape(c, "z", {B, D}, after.z.shape());
+      expect_close(c, "S", {B, D, E}, plus_outer(before.S, k, v, phi, same, true), after.S.data(), 1e-10,
+                   c.tr("hint.update_S"),
+                   {{plus_outer(before.S, k, v, phi, phi, true), c.tr("hint.phi_v")},
+                    {plus_outer(before.S, k, v, same, same, true), c.tr("hint.no_phi_k")},
+                    {plus_outer(before.S, k, v, phi, same, false), c.tr("hint.forgets")}});
+      expect_close(c, "z", {B, D}, plus(before.z, k, phi, true), after.z.data(), 1e-10, c.tr("hint.update_z"),
+                   {{plus(before.z, k, same, true), c.tr("hint.no_phi_k")},
+                    {plus(before.z, k, phi, false), c.tr("hint.forgets")}});
+    }
   });
   c.run("read-out", [&] {
-    const int B = 3, D = 4, E = 2;
-    const exercise::LinearState state = random_state(B, D, E, 4, rng);
-    const Tensor q = random_tensor({B, D}, rng, 1.5);
-    c.watch({"state.S", "state.z", "q_t"}, {state.S, state.z, q});
-    ag::NoGrad no_grad;
-    const Tensor got = exercise::linear_read(state, q);
-    expect_shape(c, c.shared("check.output"), {B, E}, got.shape());
-    expect_close(c, c.shared("check.output"), {B, E}, read(state, q, phi, Norm::right), got.data(), 1e-10,
-                 c.tr("hint.read"),
-                 {{read(state, q, phi, Norm::none), c.tr("hint.no_normaliser")},
-                  {read(state, q, same, Norm::right), c.tr("hint.no_phi_q")},
-                  {read(state, q, phi, Norm::sum_z), c.tr("hint.sum_z")},
-                  {read(state, q, phi, Norm::no_eps), c.tr("hint.eps")}});
+    for (const auto& [B, D, E] : {std::tuple{3, 4, 2}, std::tuple{2, 2, 5}}) {
+      const exercise::LinearState state = random_state(B, D, E, 4, rng);
+      const Tensor q = random_tensor({B, D}, rng, 1.5);
+      c.watch({"state.S", "state.z", "q_t"}, {state.S, state.z, q});
+      ag::NoGrad no_grad;
+      const Tensor got = exercise::linear_read(state, q);
+      expect_shape(c, c.shared("check.output"), {B, E}, got.shape());
+      expect_close(c, c.shared("check.output"), {B, E}, read(state, q, phi, Norm::right), got.data(), 1e-10,
+                   c.tr("hint.read"),
+                   {{read(state, q, phi, Norm::none), c.tr("hint.no_normaliser")},
+                    {read(state, q, same, Norm::right), c.tr("hint.no_phi_q")},
+                    {read(state, q, phi, Norm::sum_z), c.tr("hint.sum_z")},
+                    {read(state, q, phi, Norm::no_eps), c.tr("hint.eps")}});
+    }
   });
   c.run("sequence", [&] {
     // twice, on other values of the same shape: each call starts from an empty state

@@ -33,18 +33,29 @@ exercise::LstmState student(const std::vector<Tensor>& in) {
 }
 
 // A cell with one of the usual slips, for the hints.
-enum class Slip { gate_order, sigmoid_candidate, no_tanh_on_c, no_input_gate, no_forget_gate, old_cell_in_h };
+enum class Slip {
+  gate_order,
+  if_swapped,
+  sigmoid_candidate,
+  no_tanh_on_c,
+  no_input_gate,
+  no_forget_gate,
+  old_cell_in_h,
+  c_from_h
+};
 nn::RecurrentState slipped(const std::vector<Tensor>& in, Slip slip) {
   ag::NoGrad no_grad;
   const int H = in[1].size(1);
   const Tensor gates = ag::matmul(in[0], in[3]) + ag::matmul(in[1], in[4]) + in[5];
   auto part = [&](int k) { return ag::slice(gates, 1, k * H, (k + 1) * H); };
-  const Tensor i = ag::sigmoid(part(0)), f = ag::sigmoid(part(1));
+  const bool if_swapped = slip == Slip::if_swapped;  // [f | i | g | o]
+  const Tensor i = ag::sigmoid(part(if_swapped ? 1 : 0)), f = ag::sigmoid(part(if_swapped ? 0 : 1));
   Tensor g = ag::tanh(part(2)), o = ag::sigmoid(part(3));
   if (slip == Slip::gate_order) g = ag::tanh(part(3)), o = ag::sigmoid(part(2));  // [i | f | o | g]
   if (slip == Slip::sigmoid_candidate) g = ag::sigmoid(part(2));
   const Tensor c = slip == Slip::no_input_gate    ? f * in[2] + g
                    : slip == Slip::no_forget_gate ? in[2] + i * g
+                   : slip == Slip::c_from_h       ? f * in[1] + i * g
                                                   : f * in[2] + i * g;
   if (slip == Slip::old_cell_in_h) return {o * ag::tanh(in[2]), c};  // h from c_{t-1}, not the new c_t
   return {slip == Slip::no_tanh_on_c ? o * c : o * ag::tanh(c), c};
@@ -53,9 +64,10 @@ nn::RecurrentState slipped(const std::vector<Tensor>& in, Slip slip) {
 std::vector<Mistake> mistakes(const Checker& c, const std::vector<Tensor>& in, bool cell_state) {
   std::vector<Mistake> m;
   const std::pair<Slip, const char*> slips[] = {
-      {Slip::gate_order, "hint.gate_order"},         {Slip::sigmoid_candidate, "hint.sigmoid_g"},
-      {Slip::no_tanh_on_c, "hint.no_tanh_c"},        {Slip::no_input_gate, "hint.no_input_gate"},
-      {Slip::no_forget_gate, "hint.no_forget_gate"}, {Slip::old_cell_in_h, "hint.old_cell"}};
+      {Slip::gate_order, "hint.gate_order"},       {Slip::if_swapped, "hint.if_swapped"},
+      {Slip::sigmoid_candidate, "hint.sigmoid_g"}, {Slip::no_tanh_on_c, "hint.no_tanh_c"},
+      {Slip::no_input_gate, "hint.no_input_gate"}, {Slip::no_forget_gate, "hint.no_forget_gate"},
+      {Slip::old_cell_in_h, "hint.old_cell"},      {Slip::c_from_h, "hint.c_from_h"}};
   for (const auto& slip : slips) {
     const nn::RecurrentState s = slipped(in, slip.first);
     m.push_back({(cell_state ? s.c : s.h).data(), c.tr(slip.second)});
@@ -72,7 +84,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> names{"x_t", "h_prev", "c_prev", "W_x", "W_h", "b"};
   c.run("shapes", [&] {
     c.watch(names, in);
-    const exercise::LstmState s = student(in);
+    const exercise::LstmState s = sized(c, c.tr("hint.state_width"), [&] { return student(in); });
     expect_shape(c, "h", {B, H}, s.h.shape());
     expect_shape(c, "c", {B, H}, s.c.shape());
   });

@@ -50,6 +50,26 @@ Tensor by_heads(const std::vector<Tensor>& in, int heads) {
   return exercise::merge_heads(ag::reshape(out, {B, heads, T, C / heads}));
 }
 
+// merge_heads of y (B, heads, T, D) against what undoes split: (B, T, heads * D); with the slips of merging by a
+// reshape alone and of head h's channel d written at d heads + h (the heads dealt out one by one).
+void expect_merge(Checker& c, int B, int H, int T, int D, ag::Rng& rng) {
+  const Tensor y = random_tensor({B, H, T, D}, rng);
+  c.watch("x", y);
+  const Tensor got = exercise::merge_heads(y);
+  expect_shape(c, c.shared("check.output"), {B, T, H * D}, got.shape());
+  std::vector<Scalar> expected(y.numel()), interleaved(y.numel());
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int t = 0; t < T; ++t)
+        for (int d = 0; d < D; ++d) {
+          const Scalar v = y.data()[static_cast<std::size_t>(((b * H + h) * T + t) * D + d)];
+          expected[static_cast<std::size_t>((b * T + t) * H * D + h * D + d)] = v;
+          interleaved[static_cast<std::size_t>((b * T + t) * H * D + d * H + h)] = v;
+        }
+  expect_close(c, c.shared("check.output"), {B, T, H * D}, expected, got.data(), 0, c.tr("hint.merge"),
+               {{y.data(), c.tr("hint.merge_reshape_only")}, {interleaved, c.tr("hint.merge_interleaved")}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,23 +81,9 @@ int main(int argc, char** argv) {
     expect_split(c, 2, 3, 6, 6, rng);  // a head per channel
   });
   c.run("merge", [&] {
-    const Tensor y = random_tensor({2, 3, 5, 4}, rng);
-    c.watch("x", y);
-    const Tensor got = exercise::merge_heads(y);
-    expect_shape(c, c.shared("check.output"), {2, 5, 12}, got.shape());
-    // merge undoes split: x = merge(split(x)) for x = merge's expected output
-    // (and the slip: head h's channel d written at d heads + h, the heads dealt out one by one)
-    std::vector<Scalar> expected(y.numel()), interleaved(y.numel());
-    for (int b = 0; b < 2; ++b)
-      for (int h = 0; h < 3; ++h)
-        for (int t = 0; t < 5; ++t)
-          for (int d = 0; d < 4; ++d) {
-            const Scalar v = y.data()[static_cast<std::size_t>(((b * 3 + h) * 5 + t) * 4 + d)];
-            expected[static_cast<std::size_t>((b * 5 + t) * 12 + h * 4 + d)] = v;
-            interleaved[static_cast<std::size_t>((b * 5 + t) * 12 + d * 3 + h)] = v;
-          }
-    expect_close(c, c.shared("check.output"), {2, 5, 12}, expected, got.data(), 0, c.tr("hint.merge"),
-                 {{y.data(), c.tr("hint.merge_reshape_only")}, {interleaved, c.tr("hint.merge_interleaved")}});
+    expect_merge(c, 2, 3, 5, 4, rng);
+    expect_merge(c, 1, 2, 3, 2, rng);  // other sizes, B and D too: a size written into merge fails
+    expect_merge(c, 3, 4, 2, 3, rng);
   });
   c.run("attention", [&] {
     const std::vector<Tensor> in{random_tensor({2, 6, 12}, rng), random_tensor({2, 6, 12}, rng),

@@ -1,6 +1,8 @@
 // Checks of `rnn-step`: the student's RNN step and the unrolled sequence,
 // built from engine ops, against the engine's fused RNN (ops_recurrent.cpp):
 // values, and the gradient of every input and parameter.
+#include <tuple>
+
 #include "autograd/ops.h"
 #include "src/exercises/check.h"
 #include "src/exercises/exercise.h"
@@ -55,25 +57,29 @@ void expect_sequence(Checker& c, int B, int T, int I, int H, ag::Rng& rng) {
       {{stale(in), c.tr("hint.stale")}, {shifted(in), c.tr("hint.shifted")}, {from_zeros, c.tr("hint.zeros_not_h0")}});
 }
 
+// One step of the student's rnn_step against tanh(x_t W_x + h_prev W_h + b), with its usual slips.
+void expect_step(Checker& c, int B, int I, int H, ag::Rng& rng) {
+  const Inputs in = random_inputs(B, 1, I, H, rng);
+  const Tensor x_t = ag::reshape(in.x, {B, I});
+  c.watch({"x_t", "h_prev", "W_x", "W_h", "b"}, {x_t, in.h0, in.W_x, in.W_h, in.b});
+  const Tensor got = exercise::rnn_step(x_t, in.h0, in.W_x, in.W_h, in.b);
+  expect_shape(c, c.shared("check.output"), {B, H}, got.shape());
+  ag::NoGrad no_grad;
+  const Tensor pre = ag::matmul(x_t, in.W_x) + ag::matmul(in.h0, in.W_h) + in.b;
+  expect_close(c, "h_t", {B, H}, ag::tanh(pre).data(), got.data(), 1e-10, c.tr("hint.step"),
+               {{pre.data(), c.tr("hint.no_tanh")},
+                {ag::tanh(ag::matmul(x_t, in.W_x) + ag::matmul(in.h0, ag::transpose(in.W_h)) + in.b).data(),
+                 c.tr("hint.transposed")},
+                {ag::tanh(ag::matmul(x_t, in.W_x) + in.b).data(), c.tr("hint.no_memory")}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Checker c(argc, argv, "rnn-step");
   ag::Rng rng(1704);
   c.run("step", [&] {
-    const int B = 2, I = 3, H = 4;
-    const Inputs in = random_inputs(B, 1, I, H, rng);
-    const Tensor x_t = ag::reshape(in.x, {B, I});
-    c.watch({"x_t", "h_prev", "W_x", "W_h", "b"}, {x_t, in.h0, in.W_x, in.W_h, in.b});
-    const Tensor got = exercise::rnn_step(x_t, in.h0, in.W_x, in.W_h, in.b);
-    expect_shape(c, c.shared("check.output"), {B, H}, got.shape());
-    ag::NoGrad no_grad;
-    const Tensor pre = ag::matmul(x_t, in.W_x) + ag::matmul(in.h0, in.W_h) + in.b;
-    expect_close(c, "h_t", {B, H}, ag::tanh(pre).data(), got.data(), 1e-10, c.tr("hint.step"),
-                 {{pre.data(), c.tr("hint.no_tanh")},
-                  {ag::tanh(ag::matmul(x_t, in.W_x) + ag::matmul(in.h0, ag::transpose(in.W_h)) + in.b).data(),
-                   c.tr("hint.transposed")},
-                  {ag::tanh(ag::matmul(x_t, in.W_x) + in.b).data(), c.tr("hint.no_memory")}});
+    for (const auto& [B, I, H] : {std::tuple{2, 3, 4}, std::tuple{3, 5, 2}}) expect_step(c, B, I, H, rng);
   });
   c.run("sequence", [&] { expect_sequence(c, 2, 5, 3, 4, rng); });
   c.run("edges", [&] {
@@ -81,13 +87,17 @@ int main(int argc, char** argv) {
     expect_sequence(c, 3, 40, 2, 5, rng);  // a long one
   });
   c.run("gradients", [&] {
-    const Inputs in = random_inputs(2, 6, 3, 4, rng);
     const TensorFn student = [](const std::vector<Tensor>& x) {
       return exercise::rnn_forward(x[0], x[1], x[2], x[3], x[4]);
     };
-    const std::vector<Scalar> w = output_weights(engine_rnn, in.all(), rng);
-    expect_same_gradients(c, {"x", "h0", "W_x", "W_h", "b"}, in.all(), gradients(engine_rnn, in.all(), w),
-                          gradients(student, in.all(), w), 1e-9, c.tr("hint.gradients"));
+    // 6 steps, then 24: longer than a truncation of backpropagation through time a student might try
+    for (const int T : {6, 24}) {
+      const Inputs in = random_inputs(2, T, 3, 4, rng);
+      const std::vector<Scalar> w = output_weights(engine_rnn, in.all(), rng);
+      expect_same_gradients(c, {"x", "h0", "W_x", "W_h", "b"}, in.all(), gradients(engine_rnn, in.all(), w),
+                            gradients(student, in.all(), w), 1e-9,
+                            c.tr(T > 6 ? "hint.gradients_long" : "hint.gradients"));
+    }
   });
   return c.finish();
 }

@@ -7,6 +7,7 @@
 // orders of magnitude below the one through attention.
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "autograd/ops.h"
@@ -24,7 +25,15 @@ namespace {
 
 // The two models' states as seqgrad computes them: the engine's RNN from zeros, and the sinusoidal table then
 // seqgrad's block of the chosen kind, block by block; with a slip for the hints.
-enum class ModelSlip { none, no_positions, positions_after, first_block_only, blocks_not_chained };
+enum class ModelSlip {
+  none,
+  no_positions,
+  positions_after,
+  positions_every_block,
+  first_block_only,
+  first_block_each_time,
+  blocks_not_chained
+};
 Tensor engine_rnn(const Tensor& x, const std::vector<Tensor>& w) {
   return ag::rnn_tanh(x, Tensor::zeros({x.size(0), w[1].size(0)}), w[0], w[1], w[2]);
 }
@@ -35,7 +44,10 @@ Tensor engine_transformer(const Tensor& x, const std::vector<std::vector<Tensor>
   Tensor h = in;
   for (std::size_t l = 0; l < blocks.size(); ++l) {
     if (slip == ModelSlip::first_block_only && l > 0) break;
-    h = by_ops(slip == ModelSlip::blocks_not_chained ? in : h, blocks[l], Slip{pre_ln, heads});
+    const Tensor into = slip == ModelSlip::blocks_not_chained               ? in
+                        : slip == ModelSlip::positions_every_block && l > 0 ? h + pe
+                                                                            : h;
+    h = by_ops(into, blocks[slip == ModelSlip::first_block_each_time ? 0 : l], Slip{pre_ln, heads});
   }
   return slip == ModelSlip::positions_after ? h + pe : h;
 }
@@ -60,6 +72,7 @@ std::vector<std::vector<Tensor>> random_blocks(int layers, int C, int heads, boo
 
 constexpr int kWidth = 32, kHeads = 2, kLayers = 1, kBatch = 32, kHeldOut = 256, kRnnSteps = 300,
               kTransformerSteps = 150;
+constexpr int kDistances[] = {5, 10, 20, 40};
 
 struct Model {
   bool transformer;
@@ -146,28 +159,31 @@ int main(int argc, char** argv) {
   ag::Rng rng(1757);
   c.run("rnn", [&] {
     // C = H first, where W_x and W_h swapped still fit (the slip it names), then C != H.
-    for (const auto& [C, H] : {std::pair{5, 5}, std::pair{4, 6}}) {
-      const Tensor x = random_tensor({2, 7, C}, rng);
+    for (const auto& [B, C, H] : {std::tuple{2, 5, 5}, std::tuple{3, 4, 6}}) {
+      const Tensor x = random_tensor({B, 7, C}, rng);
       const std::vector<Tensor> w = random_rnn(C, H, rng, Scalar(0.6));
       c.watch("x", x);
-      const Tensor got = exercise::rnn_states(x, as_rnn_weights(w));
-      expect_shape(c, c.shared("check.output"), {2, 7, H}, got.shape());
+      const Tensor got = sized(c, c.tr("hint.rnn_width"), [&] { return exercise::rnn_states(x, as_rnn_weights(w)); });
+      expect_shape(c, c.shared("check.output"), {B, 7, H}, got.shape());
       ag::NoGrad no_grad;
       std::vector<Mistake> mistakes;
       if (C == H) mistakes.push_back({engine_rnn(x, {w[1], w[0], w[2]}).data(), c.tr("hint.rnn_swapped")});
-      expect_close(c, c.shared("check.output"), {2, 7, H}, engine_rnn(x, w).data(), got.data(), 1e-10, c.tr("hint.rnn"),
+      expect_close(c, c.shared("check.output"), {B, 7, H}, engine_rnn(x, w).data(), got.data(), 1e-10, c.tr("hint.rnn"),
                    mistakes);
     }
   });
   c.run("transformer", [&] {
     const bool pre_ln = pre_ln_chosen(c);
-    // one block and three, then other numbers of heads than the training's 2: 4 heads of width 2, one of width 8
-    for (const auto& [layers, heads] : {std::pair{1, 2}, std::pair{3, 2}, std::pair{1, 4}, std::pair{2, 1}}) {
-      const Tensor x = random_tensor({2, 6, 8}, rng);
-      const auto blocks = random_blocks(layers, 8, heads, pre_ln, rng);
+    // one block and three, then other numbers of heads than the training's 2: 4 heads of width 2, one of width 8;
+    // then 3 sequences of width 12
+    for (const auto& [layers, heads, B, C] :
+         {std::tuple{1, 2, 2, 8}, {3, 2, 2, 8}, {1, 4, 2, 8}, {2, 1, 2, 8}, {2, 3, 3, 12}}) {
+      const Tensor x = random_tensor({B, 6, C}, rng);
+      const auto blocks = random_blocks(layers, C, heads, pre_ln, rng);
       c.watch("x", x);
-      const Tensor got = exercise::transformer_states(x, as_blocks(blocks), heads);
-      expect_shape(c, c.shared("check.output"), {2, 6, 8}, got.shape());
+      const Tensor got =
+          sized(c, c.tr("hint.table_shape"), [&] { return exercise::transformer_states(x, as_blocks(blocks), heads); });
+      expect_shape(c, c.shared("check.output"), {B, 6, C}, got.shape());
       ag::NoGrad no_grad;
       std::vector<Mistake> mistakes{
           {engine_transformer(x, blocks, heads, pre_ln, ModelSlip::no_positions).data(), c.tr("hint.no_positions")},
@@ -178,10 +194,14 @@ int main(int argc, char** argv) {
                             c.tr("hint.first_block_only")});
         mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::blocks_not_chained).data(),
                             c.tr("hint.not_chained")});
+        mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::first_block_each_time).data(),
+                            c.tr("hint.first_block_each_time")});
+        mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::positions_every_block).data(),
+                            c.tr("hint.positions_every_block")});
       }
-      if (heads != 2)  // the training's number of heads written in
+      if (heads != 2 && C % 2 == 0)  // the training's number of heads written in
         mistakes.push_back({engine_transformer(x, blocks, 2, pre_ln).data(), c.tr("hint.heads")});
-      expect_close(c, c.shared("check.output"), {2, 6, 8}, engine_transformer(x, blocks, heads, pre_ln).data(),
+      expect_close(c, c.shared("check.output"), {B, 6, C}, engine_transformer(x, blocks, heads, pre_ln).data(),
                    got.data(), 1e-9, c.tr("hint.transformer"), mistakes);
     }
   });
@@ -223,7 +243,7 @@ int main(int argc, char** argv) {
     c.note(c.tr("note.setup"));
     std::vector<double> rnn_acc, tf_acc;
     std::vector<double> rnn_grad, tf_grad;
-    for (const int d : {5, 10, 20, 40}) {
+    for (const int d : kDistances) {
       const auto task = tasks::make_task({"recall", d, "", ""});
       const int V = task->info().vocab;
       Model rnn(false, pre_ln, V, rng), transformer(true, pre_ln, V, rng);
@@ -243,13 +263,13 @@ int main(int argc, char** argv) {
       c.note(c.shared("check.gradient_row", t, 40 - t, rnn_grad[static_cast<std::size_t>(t)] / rnn_grad.back(),
                       tf_grad[static_cast<std::size_t>(t)] / tf_grad.back()));
     const double rnn_reach = rnn_grad.front() / rnn_grad.back(), tf_reach = tf_grad.front() / tf_grad.back();
-    bool transformer_holds = true;
-    for (double a : tf_acc) transformer_holds = transformer_holds && a >= 0.9;
     const bool rnn_forgets = rnn_acc.back() < 0.5 && rnn_acc.back() < rnn_acc.front();
     const bool gradient_fades = rnn_reach * 10 < tf_reach;
     // Fading is a product of small factors, never exactly 0: an exact 0 is a graph cut (a detach, a truncation).
     for (const double g : rnn_grad)
       if (!(g > 0)) throw CheckFailure{c.tr("detail.gradient_cut"), c.tr("hint.gradients_long")};
+    bool transformer_holds = true;
+    for (double a : tf_acc) transformer_holds = transformer_holds && a >= 0.9;
     if (!transformer_holds) throw CheckFailure{c.tr("detail.transformer_forgets"), c.tr("hint.transformer_forgets")};
     if (!rnn_forgets) throw CheckFailure{c.tr("detail.rnn_remembers"), c.tr("hint.rnn_remembers")};
     if (!gradient_fades) throw CheckFailure{c.tr("detail.gradient_reaches"), c.tr("hint.rnn_remembers")};

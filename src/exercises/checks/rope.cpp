@@ -76,6 +76,13 @@ int main(int argc, char** argv) {
     expect_close(c, c.shared("check.gradient_of", "x"), {2, 6, 4}, gradients(engine, in, w)[0],
                  gradients(student, in, w)[0], 1e-10, c.tr("hint.backward"),
                  {{ag::rotary(dy, kBase).data(), c.tr("hint.backward_forward")}});
+    // at base 100 too: a backward with 10000 written into its angles fails here
+    const TensorFn student_100 = [](const std::vector<Tensor>& x) { return exercise::rotary(x[0], 100); };
+    const TensorFn engine_100 = [](const std::vector<Tensor>& x) { return ag::rotary(x[0], 100); };
+    const std::vector<Tensor> in_100{random_tensor({1, 5, 6}, rng)};
+    const std::vector<Scalar> w_100 = output_weights(engine_100, in_100, rng);
+    expect_close(c, c.shared("check.gradient_of", "x"), {1, 5, 6}, gradients(engine_100, in_100, w_100)[0],
+                 gradients(student_100, in_100, w_100)[0], 1e-10, c.tr("hint.base_backward"));
   });
   c.run("finite-differences", [&] {
     const std::vector<Tensor> in{random_tensor({1, 5, 6}, rng)};

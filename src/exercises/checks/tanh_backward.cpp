@@ -8,6 +8,32 @@
 
 using namespace seqgrad::exercises;
 
+namespace {
+
+// The gradient of x through the student's op for the loss sum(w * tanh(x)), against (1 - tanh^2) w, with the usual
+// slips; `hint` for a difference that is none of them (by default the rule's).
+void expect_backward(const Checker& c, const Tensor& x, ag::Rng& rng, std::string hint = "") {
+  const TensorFn student = [](const std::vector<Tensor>& in) { return exercise::tanh_op(in[0]); };
+  const std::vector<Scalar> w = random_tensor(x.shape(), rng).data();
+  std::vector<Scalar> expected, input_rule, no_dy, no_square, at_output;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const Scalar t = std::tanh(x.data()[i]), xi = x.data()[i];
+    expected.push_back((1 - t * t) * w[i]);
+    input_rule.push_back((1 - xi * xi) * w[i]);
+    no_dy.push_back(1 - t * t);
+    no_square.push_back((1 - t) * w[i]);
+    at_output.push_back((1 - std::tanh(t) * std::tanh(t)) * w[i]);  // tanh applied again to the saved output
+  }
+  expect_close(c, c.shared("check.gradient_of", "x"), x.shape(), expected, gradients(student, {x}, w)[0], 1e-10,
+               hint.empty() ? c.tr("hint.backward") : hint,
+               {{input_rule, c.tr("hint.input_rule")},
+                {no_dy, c.tr("hint.no_dy")},
+                {no_square, c.tr("hint.no_square")},
+                {at_output, c.tr("hint.tanh_of_output")}});
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   Checker c(argc, argv, "tanh-backward");
   ag::Rng rng(1702);
@@ -33,27 +59,13 @@ int main(int argc, char** argv) {
     expect_one_op(c, exercise::tanh_op(leaf), {leaf}, "tanh");
   });
   c.run("backward", [&] {
-    const TensorFn student = [](const std::vector<Tensor>& in) { return exercise::tanh_op(in[0]); };
-    const std::vector<Scalar> w = random_tensor(x.shape(), rng).data();
-    std::vector<Scalar> expected, input_rule, no_dy, no_square, at_output;
-    for (std::size_t i = 0; i < w.size(); ++i) {
-      const Scalar t = std::tanh(x.data()[i]), xi = x.data()[i];
-      expected.push_back((1 - t * t) * w[i]);
-      input_rule.push_back((1 - xi * xi) * w[i]);
-      no_dy.push_back(1 - t * t);
-      no_square.push_back((1 - t) * w[i]);
-      at_output.push_back((1 - std::tanh(t) * std::tanh(t)) * w[i]);  // tanh applied again to the saved output
-    }
-    expect_close(c, c.shared("check.gradient_of", "x"), x.shape(), expected, gradients(student, {x}, w)[0], 1e-10,
-                 c.tr("hint.backward"),
-                 {{input_rule, c.tr("hint.input_rule")},
-                  {no_dy, c.tr("hint.no_dy")},
-                  {no_square, c.tr("hint.no_square")},
-                  {at_output, c.tr("hint.tanh_of_output")}});
+    expect_backward(c, x, rng);
+    // another shape, of three axes: the op goes over every element, whatever the shape
+    expect_backward(c, random_tensor({2, 3, 4}, rng, 2), rng, c.tr("hint.any_shape"));
   });
   c.run("composed", [&] {
-    // tanh(tanh(x)) * tanh(x): the op used three times in one graph, twice on
-    // one input; its gradient against central differences of the same function.
+    // tanh(tanh(x)) * tanh(x): the op called twice in one graph, its first output used twice (by the second call and
+    // by the product); its gradient against central differences of the same function.
     const TensorFn f = [](const std::vector<Tensor>& in) {
       const Tensor t = exercise::tanh_op(in[0]);
       return exercise::tanh_op(t) * t;

@@ -5,6 +5,7 @@
 // of their blocks, trained on recall, must learn it.
 #include <cmath>
 #include <memory>
+#include <tuple>
 
 #include "autograd/ops.h"
 #include "src/exercises/check.h"
@@ -29,18 +30,29 @@ std::vector<Mistake> mistakes(const Checker& c, const Tensor& x, const std::vect
     change(s);
     return by_ops(x, w, s).data();
   };
-  return {{with([](Slip& s) { s.pre_ln = !s.pre_ln; }), c.tr("hint.other_kind")},
-          {with([](Slip& s) { s.causal = false; }), c.tr("hint.not_causal")},
-          {with([](Slip& s) { s.scale = false; }), c.tr("hint.no_scale")},
-          {with([](Slip& s) { s.heads = 1; }), c.tr("hint.one_head")},
-          {with([](Slip& s) { s.attention_residual = false; }), c.tr("hint.no_attention_residual")},
-          {with([](Slip& s) { s.ffn_residual = false; }), c.tr("hint.no_ffn_residual")},
-          {with([](Slip& s) { s.output_projection = false; }), c.tr("hint.no_output_projection")}};
+  std::vector<Mistake> list{{with([](Slip& s) { s.pre_ln = !s.pre_ln; }), c.tr("hint.other_kind")},
+                            {with([](Slip& s) { s.causal = false; }), c.tr("hint.not_causal")},
+                            {with([](Slip& s) { s.scale = false; }), c.tr("hint.no_scale")},
+                            {with([](Slip& s) { s.heads = 1; }), c.tr("hint.one_head")},
+                            {with([](Slip& s) { s.attention_residual = false; }), c.tr("hint.no_attention_residual")},
+                            {with([](Slip& s) { s.ffn_residual = false; }), c.tr("hint.no_ffn_residual")},
+                            {with([](Slip& s) { s.output_projection = false; }), c.tr("hint.no_output_projection")},
+                            {with([](Slip& s) { s.split_by_reshape = true; }), c.tr("hint.split_by_reshape")},
+                            {with([](Slip& s) { s.qk_swapped = true; }), c.tr("hint.qk_swapped")},
+                            {with([](Slip& s) { s.kv_swapped = true; }), c.tr("hint.kv_swapped")},
+                            {with([](Slip& s) { s.shared_norm = true; }), c.tr("hint.shared_norm")},
+                            {with([](Slip& s) { s.ffn_reads_x = true; }), c.tr("hint.ffn_reads_x")},
+                            {with([](Slip& s) { s.gelu = true; }), c.tr("hint.gelu")}};
+  if (!pre_ln) list.push_back({with([](Slip& s) { s.norm_sublayer = true; }), c.tr("hint.norm_sublayer")});
+  if (pre_ln)  // the residual of LN1(x), of LN2(h), or both
+    for (int half : {1, 2, 3})
+      list.push_back({with([half](Slip& s) { s.residual_normed = half; }), c.tr("hint.residual_normed")});
+  return list;
 }
 
-void expect_values(Checker& c, int B, int T, int C, int heads, ag::Rng& rng) {
+void expect_values(Checker& c, int B, int T, int C, int heads, ag::Rng& rng, int ffn_mult) {
   const bool pre_ln = pre_ln_chosen(c);
-  const EngineBlock e = engine_block(C, heads, pre_ln, rng, true);
+  const EngineBlock e = engine_block(C, heads, pre_ln, rng, true, ffn_mult);
   const Tensor x = random_tensor({B, T, C}, rng);
   c.watch("x", x);
   const Tensor got = exercise::transformer_block(x, as_block_weights(e.weights), heads);
@@ -92,9 +104,9 @@ int main(int argc, char** argv) {
                  exercise::transformer_block(x, as_block_weights(e.weights), 2).shape());
   });
   c.run("values", [&] {
-    expect_values(c, 2, 6, 8, 2, rng);
-    expect_values(c, 1, 1, 8, 4, rng);   // one position: it sees itself alone
-    expect_values(c, 2, 9, 12, 3, rng);  // T above C, three heads
+    // T = 1: one position sees itself alone; T 9 above C, three heads and an FFN 4C wide (the paper's) instead of 2C
+    for (const auto& [B, T, C, heads, mult] : {std::tuple{2, 6, 8, 2, 2}, {1, 1, 8, 4, 2}, {2, 9, 12, 3, 4}})
+      expect_values(c, B, T, C, heads, rng, mult);
   });
   c.run("gradients", [&] {
     const bool pre_ln = pre_ln_chosen(c);

@@ -1,0 +1,18 @@
+// A wrong solution of `rnn-vs-transformer`: the positional encoding added before every block
+// expect: transformer rnn-vs-transformer.hint.positions_every_block
+#include "src/exercises/exercise.h"
+
+namespace exercise {
+
+Tensor rnn_states(const Tensor& x, const RnnWeights& w) {
+  return exercise::rnn_forward(x, Tensor::zeros({x.size(0), w.W_h.size(0)}), w.W_x, w.W_h, w.b);
+}
+
+Tensor transformer_states(const Tensor& x, const std::vector<BlockWeights>& blocks, int heads) {
+  Tensor h = x;
+  for (const BlockWeights& w : blocks)
+    h = exercise::transformer_block(h + exercise::sinusoidal(x.size(1), x.size(2)), w, heads);
+  return h;
+}
+
+}  // namespace exercise
