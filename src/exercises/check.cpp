@@ -87,31 +87,33 @@ void Checker::run(std::string_view id, const std::function<void()>& body) {
   running_ = check;
   emit({{"event", "start"}, {"check", check}, {"title", tr("check." + check)}});
   struct Failure {
-    std::string status, detail, hint;
+    std::string status, detail, hint, piece;
   };
   std::optional<Failure> failure;
   try {
     body();
   } catch (const CheckFailure& f) {
-    failure = Failure{"fail", f.detail, f.hint};
+    failure = Failure{f.piece.empty() ? "fail" : "piece", f.detail, f.hint, f.piece};
   } catch (const exercise::NotImplemented&) {
-    failure = Failure{"todo", shared("check.not_implemented"), ""};
+    failure = Failure{"todo", shared("check.not_implemented"), "", ""};
   } catch (const std::exception& e) {
-    failure = Failure{"error", shared("check.threw", e.what()), shared("check.threw_hint")};
+    failure = Failure{"error", shared("check.threw", e.what()), shared("check.threw_hint"), ""};
   }
   // A changed input is named before what it led to: the values the code gave after it are of other inputs.
   if (const std::string name = changed_input(); !name.empty())
-    failure = Failure{"changed", shared("check.changed_input", name), shared("check.changed_input_hint")};
+    failure = Failure{"changed", shared("check.changed_input", name), shared("check.changed_input_hint"), ""};
   if (!failure) {
     emit({{"event", "pass"}, {"check", check}});
     return;
   }
   failed_ = true;
-  emit({{"event", "fail"},
-        {"check", check},
-        {"status", failure->status},
-        {"detail", failure->detail},
-        {"hint", failure->hint}});
+  nlohmann::json event{{"event", "fail"},
+                       {"check", check},
+                       {"status", failure->status},
+                       {"detail", failure->detail},
+                       {"hint", failure->hint}};
+  if (!failure->piece.empty()) event["piece"] = failure->piece;
+  emit(event);
 }
 
 void Checker::note(const std::string& line) const { emit({{"event", "note"}, {"check", running_}, {"text", line}}); }

@@ -40,8 +40,11 @@ using ag::Tensor;
 
 // A check that found a difference, with what to tell the student.
 struct CheckFailure {
+  CheckFailure(std::string detail_, std::string hint_, std::string piece_ = "")
+      : detail(std::move(detail_)), hint(std::move(hint_)), piece(std::move(piece_)) {}
   std::string detail;  // what was expected, what came, where
   std::string hint;    // the usual mistake behind it
+  std::string piece;   // a capstone's: the piece (exercise) whose file is at fault, when it is not the capstone's own
 };
 
 class Checker {

@@ -57,6 +57,7 @@ struct CheckLine {
   std::string id, title;
   Status status = Status::skipped;
   std::string detail, hint;
+  std::string piece;               // a capstone's: the piece whose file the check found at fault, if not its own
   std::vector<std::string> notes;  // what the check reports of the student's run (a capstone's table)
 };
 

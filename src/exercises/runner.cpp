@@ -230,6 +230,7 @@ struct TempDir {
 struct CheckRecords {
   bool started = false, passed = false, failed = false;
   std::string title, status, detail, hint;  // status, detail, hint: of its "fail" event
+  std::string piece;                        // a capstone's piece named at fault by that event
   std::vector<nlohmann::json> results;      // its "values" and "shape" events
   std::vector<std::string> notes;           // its "note" events' texts
 };
@@ -301,6 +302,7 @@ RunRecords read_records(const std::string& text) {
       c.status = recorded_text(ev, "status");
       c.detail = recorded_text(ev, "detail");
       c.hint = recorded_text(ev, "hint");
+      c.piece = recorded_text(ev, "piece");
     }
   }
   return r;
@@ -338,6 +340,12 @@ std::optional<Difference> compare_result(const nlohmann::json& want, const nlohm
   return compare_values(lang, what, ints(want, "shape"), expected, *values, tol, recorded_text(want, "hint"), mistakes);
 }
 
+// Whether `piece` names one of the capstone `exercise`'s pieces (the only files a capstone's run may blame).
+bool is_piece_of(const std::string& exercise, const std::string& piece) {
+  const std::vector<std::string> names = pieces(find(exercise));
+  return std::find(names.begin(), names.end(), piece) != names.end();
+}
+
 // Each check's verdict, into the report: the student's run's results against the reference run's, one by one.
 // A check passes when every result agrees and the student's run reached its end; it fails at the first that
 // differs, or with the failure the student's run reported (its code threw, or is not written yet).
@@ -354,9 +362,11 @@ void decide(const RunRecords& student, const RunRecords& reference, CheckReport&
     c.status = Status::error;  // until decided: the check a crash or a hang happened in
     std::optional<Difference> difference;
     const std::size_t n = std::min(got.results.size(), want.results.size());
-    // An input the code changed comes first: the values it gave next were computed from other inputs.
+    // An input the code changed comes first: the values it gave next were computed from other inputs. So does a
+    // piece the capstone found at fault: the values of the capstone's own file were computed with it.
     const bool changed = got.failed && got.status == "changed";
-    for (std::size_t k = 0; k < n && !difference && !changed; ++k)
+    const bool blamed = got.failed && got.status == "piece" && is_piece_of(r.exercise, got.piece);
+    for (std::size_t k = 0; k < n && !difference && !changed && !blamed; ++k)
       difference = compare_result(want.results[k], got.results[k], lang);
     if (difference) {
       c.status = Status::fail;
@@ -366,6 +376,7 @@ void decide(const RunRecords& student, const RunRecords& reference, CheckReport&
       c.status = got.status == "todo" ? Status::todo : got.status == "error" ? Status::error : Status::fail;
       c.detail = got.detail;
       c.hint = got.hint;
+      if (blamed) c.piece = got.piece;
     } else if (got.passed && got.results.size() == want.results.size()) {
       c.status = Status::pass;
       continue;
@@ -586,7 +597,7 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   r.limit = options.timeout_seconds;
   for (const std::string& id : check_ids(e))
     r.checks.push_back(
-        {id, std::string(text::tr(r.exercise + ".check." + id, options.lang)), Status::skipped, "", "", {}});
+        {id, std::string(text::tr(r.exercise + ".check." + id, options.lang)), Status::skipped, "", "", "", {}});
   auto finish = [&](Outcome outcome) {
     r.outcome = outcome;
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -812,6 +823,7 @@ nlohmann::json to_json(const CheckReport& r) {
     nlohmann::json j{{"id", c.id}, {"title", c.title}, {"status", status_name(c.status)}};
     if (!c.detail.empty()) j["detail"] = c.detail;
     if (!c.hint.empty()) j["hint"] = c.hint;
+    if (!c.piece.empty()) j["piece"] = c.piece;
     if (!c.notes.empty()) j["notes"] = c.notes;
     checks.push_back(j);
   }

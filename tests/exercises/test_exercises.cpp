@@ -253,6 +253,30 @@ TEST_CASE("a capstone follows the student's choice, and waits for its pieces, na
   for (const std::string& d : dirs) fs::remove_all(d);
 }
 
+TEST_CASE("a capstone names the piece at fault when a piece that passes its own checks fails where it is used") {
+  // tests/exercises/pieces/: an attention right at every size its own checks use, wrong at one the block uses.
+  std::vector<std::string> dirs;
+  const std::string block = with_pieces("transformer-block", kSolutions + "/transformer-block.cpp", dirs);
+  const std::string dir = dirs.front();
+  fs::copy_file(kDir + "/pieces/attention.unscaled-at-9.cpp", dir + "/attention.cpp",
+                fs::copy_options::overwrite_existing);
+  CHECK(check_json("attention", dir + "/attention.cpp")["outcome"] == "passed");
+  const nlohmann::json j = check_json("transformer-block", block);
+  CHECK(j["outcome"] == "failed");
+  const nlohmann::json* f = first_failure(j);
+  REQUIRE(f != nullptr);
+  CHECK((*f)["id"] == "values");
+  CHECK((*f)["piece"] == "attention");
+  CHECK((*f)["detail"].get<std::string>().starts_with(
+      "your attention.cpp passes its own checks, but not where this capstone uses it (B 2, T 9, C 12, 3 heads): "));
+  CHECK((*f)["hint"].get<std::string>().starts_with("fix attention.cpp, not this file"));
+  // With the reference attention the block passes: the blame came from the piece alone.
+  fs::copy_file(kSolutions + "/attention.cpp", dir + "/attention.cpp", fs::copy_options::overwrite_existing);
+  const nlohmann::json right = check_json("transformer-block", block);
+  CHECK(right["outcome"] == "passed");
+  for (const std::string& d : dirs) fs::remove_all(d);
+}
+
 TEST_CASE("a file that does not compile gets the compiler's message, with its file and line") {
   const std::string file = kDir + "/broken/compile-error.cpp";
   const test::CommandResult r = test::run_seqgrad("exercise check attention '" + file + "' --lang en");

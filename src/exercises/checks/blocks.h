@@ -122,6 +122,123 @@ inline Tensor by_ops(const Tensor& x, const std::vector<Tensor>& w, const Slip& 
   return ln2(sum(s.ffn_residual, h, ffn(s.ffn_reads_x ? x : h)));
 }
 
+// Where a capstone uses the block: its sizes, its number of heads, the student's kind of block.
+struct Setting {
+  int B = 2, T = 5, C = 8, heads = 2;
+  bool pre_ln = false;
+};
+
+// One of the student's files a capstone is built of, as the capstone uses it: its function on `inputs` (inputs[0], x,
+// and what it takes besides), and the engine's version of it.
+struct Piece {
+  const char* file;  // the exercise ("ffn"): its file is ffn.cpp
+  TensorFn student, engine;
+  std::vector<std::string> names;
+  std::vector<Tensor> inputs;
+};
+
+// When a capstone's check fails: each piece, at the capstone's own sizes and used as the capstone uses it (two calls
+// before a backward, one on the other's output), against the engine. The first that differs is named, with its file
+// and what differs (a CheckFailure with `piece`); when none does, nothing is thrown and the capstone's failure stands:
+// the mistake is in the capstone's own file. `sizes` says where, for the message.
+inline void blame(const Checker& c, const std::string& sizes, const std::vector<Piece>& pieces, ag::Rng& rng) {
+  for (const Piece& p : pieces) {
+    const std::string hint = c.shared("check.piece_sizes_hint", p.file);
+    try {
+      Tensor expected, got;
+      {
+        ag::NoGrad no_grad;
+        expected = p.engine(p.inputs);
+        got = sized(c, hint, [&] { return p.student(p.inputs); });
+      }
+      expect_shape(c, c.shared("check.output"), expected.shape(), got.shape());
+      expect_close(c, c.shared("check.output"), expected.shape(), expected.data(), got.data(), 1e-8, hint);
+      expect_reusable(c, p.student, p.engine, p.names, p.inputs, rng);
+    } catch (const CheckFailure& f) {
+      throw CheckFailure{c.shared("check.piece_fails_here", p.file, sizes, f.detail), f.hint, p.file};
+    } catch (const std::exception& e) {
+      throw CheckFailure{c.shared("check.piece_fails_here", p.file, sizes, c.shared("check.threw", e.what())), hint,
+                         p.file};
+    }
+  }
+}
+
+// The pieces a block is built of (attention, multi-head's split and merge, layer-norm, ffn) at `s`, and with
+// `with_block` the student's block itself after them (for rnn-vs-transformer, which chains blocks).
+inline std::vector<Piece> block_pieces(const Setting& s, ag::Rng& rng, bool with_block) {
+  const int B = s.B, T = s.T, C = s.C, H = s.heads, D = C / H;
+  const Scalar scale = 1 / std::sqrt(Scalar(D));
+  std::vector<Piece> pieces;
+  pieces.push_back(
+      {"attention",
+       [](const std::vector<Tensor>& in) { return exercise::attention(in[0], in[1], in[2], true); },
+       [scale](const std::vector<Tensor>& in) { return ag::attention(in[0], in[1], in[2], 1, true, scale); },
+       {"q", "k", "v"},
+       {random_tensor({B * H, T, D}, rng), random_tensor({B * H, T, D}, rng), random_tensor({B * H, T, D}, rng)}});
+  // split_heads then merge_heads, each value scaled by a number of its own between them: a split that mixes heads or
+  // positions differs here even when its merge undoes it.
+  const Tensor between = random_tensor({B, H, T, D}, rng);
+  pieces.push_back({"multi-head",
+                    [H, between](const std::vector<Tensor>& in) {
+                      return exercise::merge_heads(exercise::split_heads(in[0], H) * between);
+                    },
+                    [B, T, H, D, between](const std::vector<Tensor>& in) {
+                      // (B, T, C) -> (B, C, T) -> (B, H, D, T) -> (B, H, T, D), and back
+                      const Tensor split = ag::transpose(ag::reshape(ag::transpose(in[0]), {B, H, D, T}));
+                      return ag::transpose(ag::reshape(ag::transpose(split * between), {B, H * D, T}));
+                    },
+                    {"x"},
+                    {random_tensor({B, T, C}, rng)}});
+  pieces.push_back({"layer-norm",
+                    [](const std::vector<Tensor>& in) { return exercise::layer_norm(in[0], in[1], in[2], 1e-5); },
+                    [](const std::vector<Tensor>& in) { return ag::layer_norm(in[0], in[1], in[2], 1e-5); },
+                    {"x", "gamma", "beta"},
+                    {random_tensor({B, T, C}, rng), random_tensor({C}, rng) + Scalar(1), random_tensor({C}, rng)}});
+  pieces.push_back(
+      {"ffn",
+       [](const std::vector<Tensor>& in) { return exercise::ffn(in[0], in[1], in[2], in[3], in[4], false); },
+       [](const std::vector<Tensor>& in) {
+         return ag::linear(ag::relu(ag::linear(in[0], in[1], in[2])), in[3], in[4]);
+       },
+       {"x", "W1", "b1", "W2", "b2"},
+       {random_tensor({B, T, C}, rng), random_tensor({C, 2 * C}, rng), random_tensor({2 * C}, rng),
+        random_tensor({2 * C, C}, rng), random_tensor({C}, rng)}});
+  if (with_block) {
+    std::vector<Tensor> in{random_tensor({B, T, C}, rng)};
+    for (const Tensor& w : engine_block(C, H, s.pre_ln, rng, true).weights) in.push_back(w);
+    std::vector<std::string> names{"x"};
+    names.insert(names.end(), kFields.begin(), kFields.end());
+    pieces.push_back({"transformer-block",
+                      [H](const std::vector<Tensor>& x) {
+                        return exercise::transformer_block(x[0], as_block_weights({x.begin() + 1, x.end()}), H);
+                      },
+                      [H, pre_ln = s.pre_ln](const std::vector<Tensor>& x) {
+                        return by_ops(x[0], {x.begin() + 1, x.end()}, Slip{pre_ln, H});
+                      },
+                      names, in});
+  }
+  return pieces;
+}
+
+// Runs `check`; when it fails (or throws), the block's pieces are tried at `setting` first (blame), and the failure
+// stands if none of them is at fault.
+template <class F>
+void blaming_pieces(const Checker& c, const Setting& setting, ag::Rng& rng, bool with_block, F&& check) {
+  auto blame_here = [&] {
+    blame(c, c.shared("check.capstone_sizes", setting.B, setting.T, setting.C, setting.heads),
+          block_pieces(setting, rng, with_block), rng);
+  };
+  try {
+    check();
+  } catch (const CheckFailure& f) {
+    if (f.piece.empty()) blame_here();
+    throw;
+  } catch (const std::exception&) {  // an engine op's refusal in a piece, at sizes its own checks never used
+    blame_here();
+    throw;
+  }
+}
+
 // A model's logits (B, T, V) for a batch of token ids.
 using Logits = std::function<Tensor(const tasks::Batch&)>;
 

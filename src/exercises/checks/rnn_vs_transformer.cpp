@@ -201,8 +201,10 @@ int main(int argc, char** argv) {
       }
       if (heads != 2 && C % 2 == 0)  // the training's number of heads written in
         mistakes.push_back({engine_transformer(x, blocks, 2, pre_ln).data(), c.tr("hint.heads")});
-      expect_close(c, c.shared("check.output"), {B, 6, C}, engine_transformer(x, blocks, heads, pre_ln).data(),
-                   got.data(), 1e-9, c.tr("hint.transformer"), mistakes);
+      blaming_pieces(c, {B, 6, C, heads, pre_ln}, rng, true, [&] {
+        expect_close(c, c.shared("check.output"), {B, 6, C}, engine_transformer(x, blocks, heads, pre_ln).data(),
+                     got.data(), 1e-9, c.tr("hint.transformer"), mistakes);
+      });
     }
   });
   c.run("gradients", [&] {
@@ -233,8 +235,10 @@ int main(int argc, char** argv) {
       return engine_transformer(in[0], blocks, 2, pre_ln);
     };
     w = output_weights(tf_engine, tf_in, rng);
-    expect_same_gradients(c, {"x"}, tf_in, gradients(tf_engine, tf_in, w), gradients(tf_student, tf_in, w), 1e-8,
-                          c.tr("hint.gradients"));
+    blaming_pieces(c, {2, 5, 8, 2, pre_ln}, rng, true, [&] {
+      expect_same_gradients(c, {"x"}, tf_in, gradients(tf_engine, tf_in, w), gradients(tf_student, tf_in, w), 1e-8,
+                            c.tr("hint.gradients"));
+    });
   });
   c.run("recall", [&] {
     if (c.reference_run()) return;  // the figures are the student's run's own: nothing to compare
@@ -268,9 +272,12 @@ int main(int argc, char** argv) {
     // Fading is a product of small factors, never exactly 0: an exact 0 is a graph cut (a detach, a truncation).
     for (const double g : rnn_grad)
       if (!(g > 0)) throw CheckFailure{c.tr("detail.gradient_cut"), c.tr("hint.gradients_long")};
-    bool transformer_holds = true;
-    for (double a : tf_acc) transformer_holds = transformer_holds && a >= 0.9;
-    if (!transformer_holds) throw CheckFailure{c.tr("detail.transformer_forgets"), c.tr("hint.transformer_forgets")};
+    // A Transformer that does not learn: its pieces and block first, at each distance it failed (T = d + 1)
+    for (std::size_t k = 0; k < tf_acc.size(); ++k)
+      if (tf_acc[k] < 0.9)
+        blaming_pieces(c, {2, kDistances[k] + 1, kWidth, kHeads, pre_ln}, rng, true, [&] {
+          throw CheckFailure{c.tr("detail.transformer_forgets"), c.tr("hint.transformer_forgets")};
+        });
     if (!rnn_forgets) throw CheckFailure{c.tr("detail.rnn_remembers"), c.tr("hint.rnn_remembers")};
     if (!gradient_fades) throw CheckFailure{c.tr("detail.gradient_reaches"), c.tr("hint.rnn_remembers")};
     c.note(c.tr("note.verdict"));

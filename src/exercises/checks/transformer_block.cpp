@@ -66,9 +66,10 @@ void expect_values(Checker& c, int B, int T, int C, int heads, ag::Rng& rng, int
 // Recall over 12 tokens: the key at the start, the query at the end. Two of the student's blocks of width 16 and two
 // heads, between an embedding (times sqrt(16), plus the sinusoidal table) and a linear head; Adam as `train` runs it.
 // Returns the share of held-out sequences whose key it recalls.
+constexpr int kRecallLength = 12, kTrainWidth = 16, kTrainHeads = 2;
 double trained_recall(bool pre_ln, ag::Rng& rng) {
-  constexpr int C = 16, heads = 2, steps = 300, batch = 32;
-  const auto task = tasks::make_task({"recall", 12, "", ""});
+  constexpr int C = kTrainWidth, heads = kTrainHeads, steps = 300, batch = 32;
+  const auto task = tasks::make_task({"recall", kRecallLength, "", ""});
   const int V = task->info().vocab;
   nn::Embedding embed(V, C, rng, nn::Init::xavier);
   std::vector<EngineBlock> blocks;
@@ -103,10 +104,12 @@ int main(int argc, char** argv) {
     expect_shape(c, c.shared("check.output"), {2, 5, 8},
                  exercise::transformer_block(x, as_block_weights(e.weights), 2).shape());
   });
+  // A failing check first tries each piece at its sizes: the file at fault may be a piece that passed its own checks.
   c.run("values", [&] {
+    const bool pre_ln = pre_ln_chosen(c);
     // T = 1: one position sees itself alone; T 9 above C, three heads and an FFN 4C wide (the paper's) instead of 2C
     for (const auto& [B, T, C, heads, mult] : {std::tuple{2, 6, 8, 2, 2}, {1, 1, 8, 4, 2}, {2, 9, 12, 3, 4}})
-      expect_values(c, B, T, C, heads, rng, mult);
+      blaming_pieces(c, {B, T, C, heads, pre_ln}, rng, false, [&] { expect_values(c, B, T, C, heads, rng, mult); });
   });
   c.run("gradients", [&] {
     const bool pre_ln = pre_ln_chosen(c);
@@ -122,15 +125,21 @@ int main(int argc, char** argv) {
     std::vector<std::string> names{"x"};
     names.insert(names.end(), kFields.begin(), kFields.end());
     const std::vector<Scalar> w = output_weights(engine, in, rng);
-    expect_same_gradients(c, names, in, gradients(engine, in, w), gradients(student, in, w), 1e-8,
-                          c.tr("hint.gradients"));
+    blaming_pieces(c, {2, 5, 8, 2, pre_ln}, rng, false, [&] {
+      expect_same_gradients(c, names, in, gradients(engine, in, w), gradients(student, in, w), 1e-8,
+                            c.tr("hint.gradients"));
+    });
   });
   c.run("train", [&] {
     if (c.reference_run()) return;  // nothing to compare: the figure is the student's run's own
     if (under_sanitizers()) return c.note(c.shared("check.not_trained_here"));
     if (c.quick()) return;  // checked as a piece of rnn-vs-transformer, which trains blocks of its own
-    const double recalled = trained_recall(pre_ln_chosen(c), rng);
-    if (recalled < 0.9) throw CheckFailure{c.shared("check.recall_detail", recalled * 100), c.tr("hint.train")};
+    const bool pre_ln = pre_ln_chosen(c);
+    const double recalled = trained_recall(pre_ln, rng);
+    // the pieces at the training's sizes: its sequences are the key's distance and the query long
+    blaming_pieces(c, {2, kRecallLength + 1, kTrainWidth, kTrainHeads, pre_ln}, rng, false, [&] {
+      if (recalled < 0.9) throw CheckFailure{c.shared("check.recall_detail", recalled * 100), c.tr("hint.train")};
+    });
   });
   return c.finish();
 }
