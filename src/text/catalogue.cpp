@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <stdexcept>
+#include <vector>
 
 namespace seqgrad::text {
 
@@ -399,14 +400,21 @@ bool hangul_only(std::string_view s) {
   }
   return !s.empty();
 }
-}  // namespace
 
-std::string korean_particles(std::string_view s) {
+// Whether the text before a particle ends in a field, "{}" (through what ending_of looks through).
+bool after_field(std::string_view before) {
+  while (!before.empty() && std::string_view(")]'\"` ").find(before.back()) != std::string_view::npos)
+    before.remove_suffix(1);
+  return before.ends_with('}');
+}
+
+// Each "[A/B]" marker of s resolved; with keep_after_field, those after a field are left for the filled message.
+std::string resolve_particles(std::string_view s, bool keep_after_field) {
   std::string out;
   for (std::size_t i = 0; i < s.size();) {
     const std::size_t close = s[i] == '[' ? s.find(']', i) : std::string_view::npos;
     const std::size_t slash = close != std::string_view::npos ? s.find('/', i) : std::string_view::npos;
-    if (slash != std::string_view::npos && slash < close) {
+    if (slash != std::string_view::npos && slash < close && !(keep_after_field && after_field(out))) {
       const std::string_view with = s.substr(i + 1, slash - i - 1), without = s.substr(slash + 1, close - slash - 1);
       if (hangul_only(with) && hangul_only(without)) {
         const Ending e = ending_of(out);
@@ -419,6 +427,37 @@ std::string korean_particles(std::string_view s) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string korean_particles(std::string_view s) { return resolve_particles(s, false); }
+
+namespace detail {
+std::string shield(std::string_view field) {
+  std::string out;
+  out.reserve(field.size());
+  for (const char c : field) {
+    if (c == '[')
+      out.append(kFieldBracket.data(), kFieldBracket.size());
+    else
+      out.push_back(c);
+  }
+  return out;
+}
+std::string unshield(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    if (s.substr(i, kFieldBracket.size()) == kFieldBracket) {
+      out.push_back('[');
+      i += kFieldBracket.size();
+    } else {
+      out.push_back(s[i++]);
+    }
+  }
+  return out;
+}
+}  // namespace detail
 
 namespace {
 const Entry* lookup(std::string_view id) {
@@ -433,7 +472,15 @@ bool has(std::string_view id) { return lookup(id) != nullptr; }
 std::string_view tr(std::string_view id, Lang lang) {
   const Entry* e = lookup(id);
   if (!e) throw std::logic_error("no message '" + std::string(id) + "' in the catalogue");
-  return lang == Lang::ko ? e->ko : e->en;
+  if (lang == Lang::en) return e->en;
+  // The Korean with every particle that follows the catalogue's own words chosen once, so that a text passed as a
+  // field of another message (whose fields are shielded from the rule) carries none; those after a field stay.
+  static const std::vector<std::string> resolved = [] {
+    std::vector<std::string> out;
+    for (const Entry& entry : sorted()) out.push_back(resolve_particles(entry.ko, true));
+    return out;
+  }();
+  return resolved[static_cast<std::size_t>(e - sorted().data())];
 }
 
 std::span<const Entry> entries() { return sorted(); }

@@ -7,6 +7,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -43,12 +45,28 @@ bool has(std::string_view id);
 // and quotes are looked through.
 std::string korean_particles(std::string_view s);
 
+namespace detail {
+// A field's '[' while a Korean message's particles are chosen (U+E000, private use): the rule reads the catalogue's
+// own markers, never a marker-like text inside a field (a path "말뭉치[을/를]x.txt", a token, a student's answer).
+inline constexpr std::string_view kFieldBracket = "\xEE\x80\x80";
+std::string shield(std::string_view field);
+std::string unshield(std::string_view s);
+template <class T>
+decltype(auto) shielded(T&& value) {
+  if constexpr (std::is_convertible_v<const std::remove_cvref_t<T>&, std::string_view>)
+    return shield(std::string_view(value));
+  else
+    return std::forward<T>(value);
+}
+}  // namespace detail
+
 // The message with its {} fields filled, as fmt::format does (and, in Korean,
-// its particles chosen).
+// its particles chosen: the catalogue's markers only, never a field's text).
 template <class... Args>
 std::string trf(std::string_view id, Lang lang, Args&&... args) {
-  std::string out = fmt::format(fmt::runtime(tr(id, lang)), std::forward<Args>(args)...);
-  return lang == Lang::ko ? korean_particles(out) : out;
+  if (lang != Lang::ko) return fmt::format(fmt::runtime(tr(id, lang)), std::forward<Args>(args)...);
+  return detail::unshield(
+      korean_particles(fmt::format(fmt::runtime(tr(id, lang)), detail::shielded(std::forward<Args>(args))...)));
 }
 
 // The message `id` in the process's language (lang()), its fields filled.

@@ -71,6 +71,15 @@ TEST_CASE("korean: the English-run finder finds sentences and leaves names, opti
   CHECK(english_runs("seqgrad: --lr: must be a finite number").size() == 1);
 }
 
+TEST_CASE("korean: the particle rule leaves what the user typed as it was", "[cli][korean]") {
+  // A path, an answer or a token of the user's may hold what looks like the catalogue's particle markers; only the
+  // catalogue's own are chosen. (Before: "/tmp/말뭉치를x".)
+  const std::string path = test::temp_path("korean-particles") + "/말뭉치[을/를]x";
+  const auto r = run_korean("eval '" + path + "'");
+  CHECK(r.exit_code == 1);
+  CHECK(r.err == "seqgrad: 실행 폴더가 없습니다: " + path + "\n");
+}
+
 TEST_CASE("korean: every refusal of the bad-input table, in Korean, has no English sentence", "[cli][korean]") {
   int english = 0;
   for (const test::bad_input::Case& c : test::bad_input::cases()) {

@@ -548,6 +548,26 @@ TEST_CASE("Korean particles follow how the word before them is read, and no (을
   CHECK(korean_particles("서울[으로/로] 집[으로/로] 7[으로/로] 3[으로/로] 5[으로/로]") ==
         "서울로 집으로 7로 3으로 5로");                               // ㄹ takes 로; 칠, 삼, 오
   CHECK(korean_particles("[0, 1) and [a/b]") == "[0, 1) and [a/b]");  // not a particle pair: left as it is
+  // A field's text is never read as a marker: only the catalogue's own markers are chosen, after the field too.
+  using seqgrad::text::Lang;
+  using seqgrad::text::trf;
+  CHECK(trf("train.ck.no_run_dir", Lang::ko, "말뭉치[을/를]x") == "실행 폴더가 없습니다: 말뭉치[을/를]x");
+  CHECK(trf("train.ck.no_run_dir", Lang::ko, "[이/가]") == "실행 폴더가 없습니다: [이/가]");
+  // A text of the catalogue passed as a field has its own markers chosen already (they follow its own words).
+  for (const seqgrad::text::Entry& e : seqgrad::text::entries()) {
+    const std::string_view ko = seqgrad::text::tr(e.id, Lang::ko);
+    for (std::size_t at = ko.find('['); at != std::string_view::npos; at = ko.find('[', at + 1)) {
+      std::string_view before = ko.substr(0, at);
+      while (!before.empty() && std::string_view(")]'\"` ").find(before.back()) != std::string_view::npos)
+        before.remove_suffix(1);
+      const std::string_view marker = ko.substr(at, ko.find(']', at) - at + 1);
+      if (marker.find('[', 1) != std::string_view::npos) continue;  // "[{}, {})[이/가]": the marker is the next '['
+      INFO(e.id << ": " << marker);
+      // a marker left is one after a field, or no marker at all ("[0, 1)")
+      CHECK((before.ends_with('}') || marker.find('/') == std::string_view::npos ||
+             korean_particles(std::string(marker)) == marker));
+    }
+  }
   // A Latin word is read as its loanword is written (letter by letter when it has no vowel, or is in capitals):
   // each name seqgrad prints takes the particle its Korean reading takes.
   const std::pair<const char*, const char*> readings[] = {{"transformer", "트랜스포머"},
