@@ -472,8 +472,19 @@ TEST_CASE("a link planted at a name a writer uses, its temporary's or its own, i
       {{"ex/attention.cpp.tmp"}, "exercise start attention --dir D/ex"},
       {{"pt/weights.safetensors.tmp", "pt/README.md.tmp", "pt/model.py"}, "export D/run --out D/pt --overwrite"},
       {{"back/checkpoint.safetensors.tmp"}, "import D/pt --out D/back", 2},  // a folder with files: refused
+      {{"data/toylang.txt.tmp", "data/eval/copy-10.tsv"}, "make-data D/data"},
+      {{"gr.svg.tmp", "gr.csv"},
+       "grads --models gru --task recall --len 6 --batch 4 --d-model 8 --svg D/gr.svg --csv D/gr.csv"},
+      {{"pics/recall-query-row.svg"}, "lab attention-learned --svg D/pics"},
+      {{"maps/layer0-head0.svg", "maps/layer0-head1.svg.tmp"}, "attention D/tf --input 'C a b c d ?' --out D/maps"},
+      {{"cmp/data.json", "cmp/summary.csv.tmp", "cmp/report.html"},
+       "compare --models rnn --task recall --len 4 --steps 2 --batch 4 --d-model 8 --eval-size 4 --out D/cmp"},
   };
   REQUIRE(run_seqgrad(train + "--out " + (d / "run").string()).exit_code == 0);
+  REQUIRE(run_seqgrad("train --model transformer --task recall --len 5 --d-model 16 --heads 2 --steps 3 --batch 4 "
+                      "--eval-size 4 --out " +
+                      (d / "tf").string())
+              .exit_code == 0);
   for (const Case& c : cases) {
     INFO(c.args);
     for (const std::string& link : c.links) plant(d / link);
