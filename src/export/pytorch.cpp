@@ -3,7 +3,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
@@ -26,6 +29,11 @@ namespace {
 constexpr const char* kFormat = "seqgrad pytorch export 1";
 constexpr const char* kWeights = "weights.safetensors";
 constexpr const char* kBatch = "batch.safetensors";
+// While an export moves its files into place, this marker is there: an export killed then leaves it, and check.py,
+// import and the next export see that the folder may hold old and new files. Its files are first written whole
+// into a staging folder (kStaging + six letters) beside them, which the next export clears.
+constexpr const char* kIncomplete = ".seqgrad-export-incomplete";
+constexpr std::string_view kStaging = ".seqgrad-staging-";
 
 // One seqgrad parameter and where it lands in the PyTorch module's state_dict.
 struct Mapped {
@@ -447,9 +455,14 @@ usage: python3 check.py   (exit 0 when all three hold)
 import pathlib
 import sys
 
-import torch
-
 HERE = pathlib.Path(__file__).resolve().parent
+if (HERE / ".seqgrad-export-incomplete").exists():
+    sys.exit("this export stopped while its files were moved into place (old and new may be mixed): "
+             "run seqgrad export again")
+try:
+    import torch
+except ModuleNotFoundError:
+    sys.exit(f"PyTorch is not installed for {sys.executable}: on Debian, sudo apt-get install python3-torch")
 sys.path.insert(0, str(HERE))
 from model import Model, load_weights, loss_of, model_input, read_safetensors  # noqa: E402
 
@@ -612,8 +625,13 @@ void check_destination(const std::string& out_dir, bool overwrite) {
   for (const std::string& f : export_files())
     if (fs::is_directory(fs::path(out_dir) / f, ec))
       throw std::invalid_argument(text::msg("tools.export.out_holds_folder", out_dir, f));
-  if (!overwrite && !fs::is_empty(out_dir, ec))
-    throw std::invalid_argument(text::msg("tools.export.out_not_empty", out_dir, joined));
+  // What a killed export left (its staging folder, its marker) is the export's to replace, not the user's.
+  bool empty = true;
+  for (const fs::directory_entry& e : fs::directory_iterator(out_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    empty = empty && (name == kIncomplete || name.starts_with(kStaging));
+  }
+  if (!overwrite && !empty) throw std::invalid_argument(text::msg("tools.export.out_not_empty", out_dir, joined));
 }
 
 }  // namespace
@@ -675,19 +693,35 @@ ExportResult export_run(const std::string& run_dir, const std::string& out_dir, 
   result.loss = score.loss.item();
 
   fs::create_directories(out_dir);
-  // Python's cache of an earlier model.py could be taken for the new one (same size, same second).
   std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(out_dir, ec))  // staging folders of a killed export
+    if (e.path().filename().string().starts_with(kStaging)) fs::remove_all(e.path(), ec);
+  // Python's cache of an earlier model.py could be taken for the new one (same size, same second).
   for (const auto& e : fs::directory_iterator(fs::path(out_dir) / "__pycache__", ec))
     if (e.path().filename().string().rfind("model.", 0) == 0) fs::remove(e.path(), ec);
-  const auto path = [&](const char* name) { return (fs::path(out_dir) / name).string(); };
-  io::write_safetensors(path(kWeights), weights);
-  io::write_safetensors(path(kBatch), batch);
-  io::write_file(path("model.py"), model_py(ck.config, ck.step, run_dir));
-  io::write_file(path("check.py"), kCheckPy);
-  io::write_file(path("README.md"),
+  // Every file written whole into the staging folder first (a kill meanwhile leaves the folder as it was), then each
+  // renamed into place, the marker there while they move.
+  std::string staging = (fs::path(out_dir) / (std::string(kStaging) + "XXXXXX")).string();
+  if (!mkdtemp(staging.data()))
+    throw std::runtime_error(text::msg("tools.export.no_staging", out_dir, std::strerror(errno)));
+  const auto staged = [&](const std::string& name) { return (fs::path(staging) / name).string(); };
+  io::write_safetensors(staged(kWeights), weights);
+  io::write_safetensors(staged(kBatch), batch);
+  io::write_file(staged("model.py"), model_py(ck.config, ck.step, run_dir));
+  io::write_file(staged("check.py"), kCheckPy);
+  io::write_file(staged("README.md"),
                  readme(run_dir, describe(c, text::Lang::en), names_table(map, model, false), false));
-  io::write_file(path("README.ko.md"), readme(run_dir, describe_ko(c), names_table(map, model, true), true));
-  for (const std::string& f : export_files()) result.written.push_back((fs::path(out_dir) / f).string());
+  io::write_file(staged("README.ko.md"), readme(run_dir, describe_ko(c), names_table(map, model, true), true));
+  const fs::path marker = fs::path(out_dir) / kIncomplete;
+  io::write_file(marker.string(),
+                 "an export into this folder stopped while its files were moved into place: "
+                 "run seqgrad export again\n");
+  for (const std::string& f : export_files()) {
+    fs::rename(staged(f), fs::path(out_dir) / f);
+    result.written.push_back((fs::path(out_dir) / f).string());
+  }
+  fs::remove(marker);
+  fs::remove(staging);
   return result;
 }
 
@@ -696,6 +730,8 @@ ImportResult import_run(const std::string& dir, const std::string& run_dir, cons
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw std::runtime_error(text::msg("tools.import.no_folder", dir));
   if (!fs::exists(file, ec)) throw std::runtime_error(text::msg("tools.import.no_weights", dir, kWeights));
+  if (fs::exists(fs::path(dir) / kIncomplete, ec))
+    throw std::runtime_error(text::msg("tools.import.incomplete", dir, kIncomplete));
   train::check_output_dir("--out", run_dir);
   // A new folder, or one that holds only what a killed import left (its lock, a temporary the lock clears).
   if (fs::exists(run_dir, ec))

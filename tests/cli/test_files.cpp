@@ -441,6 +441,40 @@ TEST_CASE("export to PyTorch and import back give the run's weights bit for bit,
   fs::remove_all(d);
 }
 
+TEST_CASE("an export killed midway leaves its folder marked, never a silent mix, and the next export mends it",
+          "[cli][files]") {
+  // An export writes its six files whole into a staging folder, then renames each into place with a marker there
+  // meanwhile. What a kill at either moment leaves is made here by hand (a kill cannot be aimed at a rename).
+  const fs::path d = test::temp_path("export-killed");
+  fs::remove_all(d);
+  const std::string run = (d / "run").string(), pt = (d / "pt").string();
+  REQUIRE(run_seqgrad("train --model rnn --task recall" + kSmall + "--out " + run).exit_code == 0);
+  // Killed while writing, the first time: only its staging folder. The folder counts as empty, and the staging goes.
+  fs::create_directories(d / "pt" / ".seqgrad-staging-a1B2c3");
+  std::ofstream(d / "pt" / ".seqgrad-staging-a1B2c3" / "weights.safetensors") << "half";
+  REQUIRE(run_seqgrad("export " + run + " --out " + pt).exit_code == 0);
+  CHECK_FALSE(fs::exists(d / "pt" / ".seqgrad-staging-a1B2c3"));
+  for (const auto& e : fs::directory_iterator(d / "pt"))
+    CHECK_FALSE(e.path().filename().string().starts_with(".seqgrad-"));
+  // Killed while moving: the marker. import refuses the folder in one line, check.py stops before PyTorch.
+  std::ofstream(d / "pt" / ".seqgrad-export-incomplete") << "stopped\n";
+  const auto imported = run_seqgrad("import " + pt + " --out " + (d / "back").string());
+  CHECK(imported.exit_code == 1);
+  CHECK(imported.err.find("stopped while its files were moved into place") != std::string::npos);
+  CHECK(std::count(imported.err.begin(), imported.err.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(d / "back" / "checkpoint.safetensors"));
+  if (std::system("command -v python3 > /dev/null 2>&1") == 0) {
+    const auto checked = test::run_shell("python3 '" + pt + "/check.py'");
+    CHECK(checked.exit_code == 1);
+    CHECK(checked.err.find("run seqgrad export again") != std::string::npos);
+  }
+  // The next export replaces every file and takes the marker away; the import then goes through.
+  REQUIRE(run_seqgrad("export " + run + " --out " + pt + " --overwrite").exit_code == 0);
+  CHECK_FALSE(fs::exists(d / "pt" / ".seqgrad-export-incomplete"));
+  CHECK(run_seqgrad("import " + pt + " --out " + (d / "back").string()).exit_code == 0);
+  fs::remove_all(d);
+}
+
 TEST_CASE("a link planted at a name a writer uses, its temporary's or its own, is never followed", "[cli][files]") {
   const fs::path d = test::temp_path("links");
   fs::remove_all(d);
