@@ -192,13 +192,13 @@ Entry kEntries[] = {
      "한 번만 부르면 맞지만, 첫 호출의 역전파 전에 연산을 다시 부르면 틀립니다. 역전파에 필요한 값은 호출마다 따로 "
      "람다의 캡처에 담으세요. static이나 전역 변수에 두면 두 번째 호출이 덮어씁니다"},
     {"check.capstone_sizes", "B {}, T {}, C {}, {} heads", "B {}, T {}, C {}, 헤드 {}개"},
-    {"check.piece_fails_here", "your {0}.cpp passes its own checks, but not where this capstone uses it ({1}): {2}",
-     "여러분의 {0}.cpp는 자기 확인은 통과하지만, 이 마무리 문제가 쓰는 곳({1})에서는 틀립니다. {2}"},
+    {"check.piece_fails_here", "your {0}.cpp passes the checks of {0}, but not where this capstone uses it ({1}): {2}",
+     "여러분의 {0}.cpp는 {0} 문제의 확인은 통과하지만, 이 마무리 문제에서 쓰는 조건({1})에서는 틀립니다. {2}"},
     {"check.piece_sizes_hint",
      "fix {0}.cpp, not this file: look in it for a size written into the code, or something kept from one call to "
      "the next (a static); then check {0} again, and this capstone",
-     "이 파일이 아니라 {0}.cpp를 고치세요. 코드에 적어 넣은 크기나, 호출에서 다음 호출로 남는 것(static 변수 등)이 "
-     "있는지 살펴본 다음, {0}의 확인과 이 마무리 문제의 확인을 다시 돌려 보세요"},
+     "이 파일이 아니라 {0}.cpp를 고치세요. 코드에 크기를 직접 적어 넣은 곳이나, 한 호출에서 다음 호출까지 남아 있는 "
+     "값(static 변수 등)이 없는지 살펴보세요. 그다음 {0} 문제와 이 마무리 문제를 다시 확인하세요"},
     {"check.output", "the output", "출력"},
     {"check.gradient_of", "the gradient of {}", "{}의 기울기"},
     {"check.gradient_sign",

@@ -268,7 +268,8 @@ TEST_CASE("a capstone names the piece at fault when a piece that passes its own 
   CHECK((*f)["id"] == "values");
   CHECK((*f)["piece"] == "attention");
   CHECK((*f)["detail"].get<std::string>().starts_with(
-      "your attention.cpp passes its own checks, but not where this capstone uses it (B 2, T 9, C 12, 3 heads): "));
+      "your attention.cpp passes the checks of attention, but not where this capstone uses it (B 2, T 9, C 12, 3 "
+      "heads): "));
   CHECK((*f)["hint"].get<std::string>().starts_with("fix attention.cpp, not this file"));
   // With the reference attention the block passes: the blame came from the piece alone.
   fs::copy_file(kSolutions + "/attention.cpp", dir + "/attention.cpp", fs::copy_options::overwrite_existing);
