@@ -23,8 +23,10 @@ std::FILE* g_record = stdout;
 // --expected (the reference solution's run alone): the expected values, the hints and the known mistakes are
 // recorded too. The student's run records what its code gave, never what was expected: nothing in it to copy.
 bool g_with_expected = false;
+int g_unrecorded = 0;  // the Unrecorded guards alive: while any is, emit() writes nothing
 
 void emit(const nlohmann::json& event) {
+  if (g_unrecorded > 0) return;
   // One line each, flushed at once: if the student's code crashes in the next
   // check, seqgrad still reads every line before it.
   std::fputs((event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), g_record);
@@ -115,6 +117,9 @@ void Checker::run(std::string_view id, const std::function<void()>& body) {
   if (!failure->piece.empty()) event["piece"] = failure->piece;
   emit(event);
 }
+
+Unrecorded::Unrecorded() { ++g_unrecorded; }
+Unrecorded::~Unrecorded() { --g_unrecorded; }
 
 void Checker::note(const std::string& line) const { emit({{"event", "note"}, {"check", running_}, {"text", line}}); }
 

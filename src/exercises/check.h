@@ -39,6 +39,16 @@ using ag::Shape;
 using ag::Tensor;
 
 // A check that found a difference, with what to tell the student.
+// While one lives, what the checks compare is not recorded: for comparisons the reference run does not make (a
+// capstone trying its pieces after a failure), whose results would otherwise be set against the reference run's.
+class Unrecorded {
+ public:
+  Unrecorded();
+  ~Unrecorded();
+  Unrecorded(const Unrecorded&) = delete;
+  Unrecorded& operator=(const Unrecorded&) = delete;
+};
+
 struct CheckFailure {
   CheckFailure(std::string detail_, std::string hint_, std::string piece_ = "")
       : detail(std::move(detail_)), hint(std::move(hint_)), piece(std::move(piece_)) {}
