@@ -38,7 +38,6 @@ using ag::Scalar;
 using ag::Shape;
 using ag::Tensor;
 
-// A check that found a difference, with what to tell the student.
 // While one lives, what the checks compare is not recorded: for comparisons the reference run does not make (a
 // capstone trying its pieces after a failure), whose results would otherwise be set against the reference run's.
 class Unrecorded {
@@ -48,6 +47,8 @@ class Unrecorded {
   Unrecorded(const Unrecorded&) = delete;
   Unrecorded& operator=(const Unrecorded&) = delete;
 };
+
+// A check that found a difference, with what to tell the student.
 
 struct CheckFailure {
   CheckFailure(std::string detail_, std::string hint_, std::string piece_ = "")

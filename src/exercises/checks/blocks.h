@@ -126,6 +126,7 @@ inline Tensor by_ops(const Tensor& x, const std::vector<Tensor>& w, const Slip& 
 struct Setting {
   int B = 2, T = 5, C = 8, heads = 2;
   bool pre_ln = false;
+  int ffn_mult = 2;  // the FFN's width F over C
 };
 
 // One of the student's files a capstone is built of, as the capstone uses it: its function on `inputs` (inputs[0], x,
@@ -167,7 +168,7 @@ inline void blame(const Checker& c, const std::string& sizes, const std::vector<
 // The pieces a block is built of (attention, multi-head's split and merge, layer-norm, ffn) at `s`, and with
 // `with_block` the student's block itself after them (for rnn-vs-transformer, which chains blocks).
 inline std::vector<Piece> block_pieces(const Setting& s, ag::Rng& rng, bool with_block) {
-  const int B = s.B, T = s.T, C = s.C, H = s.heads, D = C / H;
+  const int B = s.B, T = s.T, C = s.C, H = s.heads, D = C / H, F = s.ffn_mult * C;
   const Scalar scale = 1 / std::sqrt(Scalar(D));
   std::vector<Piece> pieces;
   pieces.push_back(
@@ -202,11 +203,11 @@ inline std::vector<Piece> block_pieces(const Setting& s, ag::Rng& rng, bool with
          return ag::linear(ag::relu(ag::linear(in[0], in[1], in[2])), in[3], in[4]);
        },
        {"x", "W1", "b1", "W2", "b2"},
-       {random_tensor({B, T, C}, rng), random_tensor({C, 2 * C}, rng), random_tensor({2 * C}, rng),
-        random_tensor({2 * C, C}, rng), random_tensor({C}, rng)}});
+       {random_tensor({B, T, C}, rng), random_tensor({C, F}, rng), random_tensor({F}, rng), random_tensor({F, C}, rng),
+        random_tensor({C}, rng)}});
   if (with_block) {
     std::vector<Tensor> in{random_tensor({B, T, C}, rng)};
-    for (const Tensor& w : engine_block(C, H, s.pre_ln, rng, true).weights) in.push_back(w);
+    for (const Tensor& w : engine_block(C, H, s.pre_ln, rng, true, s.ffn_mult).weights) in.push_back(w);
     std::vector<std::string> names{"x"};
     names.insert(names.end(), kFields.begin(), kFields.end());
     pieces.push_back({"transformer-block",

@@ -176,32 +176,34 @@ int main(int argc, char** argv) {
     const bool pre_ln = pre_ln_chosen(c);
     // one block and three, then other numbers of heads than the training's 2: 4 heads of width 2, one of width 8;
     // then 3 sequences of width 12
-    for (const auto& [layers, heads, B, C] :
+    for (const auto& [layers_, heads_, B_, C_] :
          {std::tuple{1, 2, 2, 8}, {3, 2, 2, 8}, {1, 4, 2, 8}, {2, 1, 2, 8}, {2, 3, 3, 12}}) {
+      const int layers = layers_, heads = heads_, B = B_, C = C_;  // plain names, which lambdas capture (clang 14)
       const Tensor x = random_tensor({B, 6, C}, rng);
       const auto blocks = random_blocks(layers, C, heads, pre_ln, rng);
       c.watch("x", x);
-      const Tensor got =
-          sized(c, c.tr("hint.table_shape"), [&] { return exercise::transformer_states(x, as_blocks(blocks), heads); });
-      expect_shape(c, c.shared("check.output"), {B, 6, C}, got.shape());
-      ag::NoGrad no_grad;
-      std::vector<Mistake> mistakes{
-          {engine_transformer(x, blocks, heads, pre_ln, ModelSlip::no_positions).data(), c.tr("hint.no_positions")},
-          {engine_transformer(x, blocks, heads, pre_ln, ModelSlip::positions_after).data(),
-           c.tr("hint.positions_after")}};
-      if (layers > 1) {
-        mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::first_block_only).data(),
-                            c.tr("hint.first_block_only")});
-        mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::blocks_not_chained).data(),
-                            c.tr("hint.not_chained")});
-        mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::first_block_each_time).data(),
-                            c.tr("hint.first_block_each_time")});
-        mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::positions_every_block).data(),
-                            c.tr("hint.positions_every_block")});
-      }
-      if (heads != 2 && C % 2 == 0)  // the training's number of heads written in
-        mistakes.push_back({engine_transformer(x, blocks, 2, pre_ln).data(), c.tr("hint.heads")});
+      // A piece that throws or differs at these sizes is named before the model is blamed.
       blaming_pieces(c, {B, 6, C, heads, pre_ln}, rng, true, [&] {
+        const Tensor got = sized(c, c.tr("hint.table_shape"),
+                                 [&] { return exercise::transformer_states(x, as_blocks(blocks), heads); });
+        expect_shape(c, c.shared("check.output"), {B, 6, C}, got.shape());
+        ag::NoGrad no_grad;
+        std::vector<Mistake> mistakes{
+            {engine_transformer(x, blocks, heads, pre_ln, ModelSlip::no_positions).data(), c.tr("hint.no_positions")},
+            {engine_transformer(x, blocks, heads, pre_ln, ModelSlip::positions_after).data(),
+             c.tr("hint.positions_after")}};
+        if (layers > 1) {
+          mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::first_block_only).data(),
+                              c.tr("hint.first_block_only")});
+          mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::blocks_not_chained).data(),
+                              c.tr("hint.not_chained")});
+          mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::first_block_each_time).data(),
+                              c.tr("hint.first_block_each_time")});
+          mistakes.push_back({engine_transformer(x, blocks, heads, pre_ln, ModelSlip::positions_every_block).data(),
+                              c.tr("hint.positions_every_block")});
+        }
+        if (heads != 2 && C % 2 == 0)  // the training's number of heads written in
+          mistakes.push_back({engine_transformer(x, blocks, 2, pre_ln).data(), c.tr("hint.heads")});
         expect_close(c, c.shared("check.output"), {B, 6, C}, engine_transformer(x, blocks, heads, pre_ln).data(),
                      got.data(), 1e-9, c.tr("hint.transformer"), mistakes);
       });
@@ -272,7 +274,7 @@ int main(int argc, char** argv) {
     // Fading is a product of small factors, never exactly 0: an exact 0 is a graph cut (a detach, a truncation).
     for (const double g : rnn_grad)
       if (!(g > 0)) throw CheckFailure{c.tr("detail.gradient_cut"), c.tr("hint.gradients_long")};
-    // A Transformer that does not learn: its pieces and block first, at each distance it failed (T = d + 1)
+    // A Transformer that does not learn: its pieces and block first, at the first distance it failed at (T = d + 1)
     for (std::size_t k = 0; k < tf_acc.size(); ++k)
       if (tf_acc[k] < 0.9)
         blaming_pieces(c, {2, kDistances[k] + 1, kWidth, kHeads, pre_ln}, rng, true, [&] {

@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
   c.run("values", [&] {
     const bool pre_ln = pre_ln_chosen(c);
     // T = 1: one position sees itself alone; T 9 above C, three heads and an FFN 4C wide (the paper's) instead of 2C
-    for (const auto& [B, T, C, heads, mult] : {std::tuple{2, 6, 8, 2, 2}, {1, 1, 8, 4, 2}, {2, 9, 12, 3, 4}})
-      blaming_pieces(c, {B, T, C, heads, pre_ln}, rng, false, [&] { expect_values(c, B, T, C, heads, rng, mult); });
+    for (const Setting s : {Setting{2, 6, 8, 2, pre_ln, 2}, {1, 1, 8, 4, pre_ln, 2}, {2, 9, 12, 3, pre_ln, 4}})
+      blaming_pieces(c, s, rng, false, [&] { expect_values(c, s.B, s.T, s.C, s.heads, rng, s.ffn_mult); });
   });
   c.run("gradients", [&] {
     const bool pre_ln = pre_ln_chosen(c);
