@@ -625,11 +625,14 @@ void check_destination(const std::string& out_dir, bool overwrite) {
   for (const std::string& f : export_files())
     if (fs::is_directory(fs::path(out_dir) / f, ec))
       throw std::invalid_argument(text::msg("tools.export.out_holds_folder", out_dir, f));
-  // What a killed export left (its staging folder, its marker) is the export's to replace, not the user's.
+  // What a killed export left is the export's to replace, not the user's: its staging folder, its marker (or the
+  // marker's temporary), and with the marker there the export's own files, half moved.
+  const bool marked = fs::exists(fs::path(out_dir) / kIncomplete, ec);
   bool empty = true;
   for (const fs::directory_entry& e : fs::directory_iterator(out_dir, ec)) {
     const std::string name = e.path().filename().string();
-    empty = empty && (name == kIncomplete || name.starts_with(kStaging));
+    const bool own = std::find(export_files().begin(), export_files().end(), name) != export_files().end();
+    empty = empty && (name.starts_with(kIncomplete) || name.starts_with(kStaging) || (marked && own));
   }
   if (!overwrite && !empty) throw std::invalid_argument(text::msg("tools.export.out_not_empty", out_dir, joined));
 }
@@ -694,8 +697,10 @@ ExportResult export_run(const std::string& run_dir, const std::string& out_dir, 
 
   fs::create_directories(out_dir);
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(out_dir, ec))  // staging folders of a killed export
-    if (e.path().filename().string().starts_with(kStaging)) fs::remove_all(e.path(), ec);
+  for (const fs::directory_entry& e : fs::directory_iterator(out_dir, ec)) {  // what a killed export left
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(kStaging) || io::is_temporary_of(name, kIncomplete)) fs::remove_all(e.path(), ec);
+  }
   // Python's cache of an earlier model.py could be taken for the new one (same size, same second).
   for (const auto& e : fs::directory_iterator(fs::path(out_dir) / "__pycache__", ec))
     if (e.path().filename().string().rfind("model.", 0) == 0) fs::remove(e.path(), ec);
@@ -705,6 +710,13 @@ ExportResult export_run(const std::string& run_dir, const std::string& out_dir, 
   if (!mkdtemp(staging.data()))
     throw std::runtime_error(text::msg("tools.export.no_staging", out_dir, std::strerror(errno)));
   const auto staged = [&](const std::string& name) { return (fs::path(staging) / name).string(); };
+  struct Cleared {  // the staging folder goes, whatever happens from here (a write that fails, a full disk)
+    std::string dir;
+    ~Cleared() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleared{staging};
   io::write_safetensors(staged(kWeights), weights);
   io::write_safetensors(staged(kBatch), batch);
   io::write_file(staged("model.py"), model_py(ck.config, ck.step, run_dir));
@@ -721,7 +733,6 @@ ExportResult export_run(const std::string& run_dir, const std::string& out_dir, 
     result.written.push_back((fs::path(out_dir) / f).string());
   }
   fs::remove(marker);
-  fs::remove(staging);
   return result;
 }
 
@@ -729,9 +740,9 @@ ImportResult import_run(const std::string& dir, const std::string& run_dir, cons
   const std::string file = (fs::path(dir) / kWeights).string();
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw std::runtime_error(text::msg("tools.import.no_folder", dir));
-  if (!fs::exists(file, ec)) throw std::runtime_error(text::msg("tools.import.no_weights", dir, kWeights));
   if (fs::exists(fs::path(dir) / kIncomplete, ec))
     throw std::runtime_error(text::msg("tools.import.incomplete", dir, kIncomplete));
+  if (!fs::exists(file, ec)) throw std::runtime_error(text::msg("tools.import.no_weights", dir, kWeights));
   train::check_output_dir("--out", run_dir);
   // A new folder, or one that holds only what a killed import left (its lock, a temporary the lock clears).
   if (fs::exists(run_dir, ec))

@@ -468,9 +468,14 @@ TEST_CASE("an export killed midway leaves its folder marked, never a silent mix,
     CHECK(checked.exit_code == 1);
     CHECK(checked.err.find("run seqgrad export again") != std::string::npos);
   }
-  // The next export replaces every file and takes the marker away; the import then goes through.
-  REQUIRE(run_seqgrad("export " + run + " --out " + pt + " --overwrite").exit_code == 0);
+  // The next export replaces every file and takes the marker away, --overwrite or not (with the marker there, the
+  // export's own files are its to replace; so is a temporary of the marker itself); the import then goes through.
+  std::ofstream(d / "pt" / ".seqgrad-export-incomplete.tmp-x1Y2z3") << "half";
+  REQUIRE(run_seqgrad("export " + run + " --out " + pt).exit_code == 0);
   CHECK_FALSE(fs::exists(d / "pt" / ".seqgrad-export-incomplete"));
+  CHECK_FALSE(fs::exists(d / "pt" / ".seqgrad-export-incomplete.tmp-x1Y2z3"));
+  std::ofstream(d / "pt" / "notes.txt") << "mine";  // a file of the user's: an export without --overwrite is refused
+  CHECK(run_seqgrad("export " + run + " --out " + pt).exit_code == 2);
   CHECK(run_seqgrad("import " + pt + " --out " + (d / "back").string()).exit_code == 0);
   fs::remove_all(d);
 }
