@@ -78,6 +78,7 @@ enum class Outcome {
 struct PieceProblem {
   std::string piece, file, outcome;  // "attention", its path, outcome_name() of its own check
   std::string check, detail, hint;   // its first check that did not pass (empty when it did not run)
+  std::string title;                 // that check's title, in the report's language (not in the JSON)
 };
 
 struct CheckReport {

@@ -580,9 +580,9 @@ std::optional<PieceProblem> piece_verdict(const Exercise& piece, const std::stri
   const CheckReport r = check(piece, path, quiet);
   std::optional<PieceProblem> problem;
   if (r.outcome != Outcome::passed) {
-    problem = PieceProblem{std::string(piece.name), path, outcome_name(r.outcome), "", "", ""};
+    problem = PieceProblem{std::string(piece.name), path, outcome_name(r.outcome), "", "", "", ""};
     if (const CheckLine* c = first_failing(r))
-      problem->check = c->id, problem->detail = c->detail, problem->hint = c->hint;
+      problem->check = c->id, problem->detail = c->detail, problem->hint = c->hint, problem->title = c->title;
   }
   return verdicts[key] = problem;
 }
@@ -614,37 +614,33 @@ CheckReport check(const Exercise& e, const std::string& file, const CheckOptions
   std::vector<std::string> piece_files;
   if (!e.pieces.empty()) {
     const fs::path dir = fs::path(file).parent_path().empty() ? fs::path(".") : fs::path(file).parent_path();
-    std::vector<std::string> missing;
-    std::string failing;
     for (const std::string& p : pieces(e)) {
       std::string path = (dir / (p + ".cpp")).string();
       if (path[0] == '-' || path[0] == '@') path = "./" + path;  // never read by the compiler as an option
       if (!fs::is_regular_file(path)) {
-        missing.push_back(p);
-        r.pieces.push_back({p, path, outcome_name(Outcome::missing), "", "", ""});
+        r.pieces.push_back({p, path, outcome_name(Outcome::missing), "", "", "", ""});
         continue;
       }
       piece_files.push_back(path);
-      if (const std::optional<PieceProblem> problem = piece_verdict(find(p), path, options)) {
-        // its first failing check's title and hint, or how it ended (a piece that does not compile, say)
-        const std::string title = problem->check.empty()
-                                      ? problem->outcome
-                                      : std::string(text::tr(p + ".check." + problem->check, options.lang));
-        const std::string why = title + (problem->hint.empty() ? "" : ": " + problem->hint);
-        failing += text::trf("exercise.piece_failing", options.lang, text::one_line(path), why, p) + "\n";
+      if (const std::optional<PieceProblem> problem = piece_verdict(find(p), path, options))
         r.pieces.push_back(*problem);
-      }
     }
-    if (!missing.empty() || !failing.empty()) {
-      std::string names, starts;
-      for (const std::string& m : missing) {
-        names += (names.empty() ? "" : ", ") + m;
-        starts += "  seqgrad exercise start " + m + (dir == "exercises" ? "" : " --dir " + dir.string()) + "\n";
+    if (!r.pieces.empty()) {
+      std::string names, starts, failing;
+      for (const PieceProblem& p : r.pieces) {
+        if (p.outcome == outcome_name(Outcome::missing)) {
+          names += (names.empty() ? "" : ", ") + p.piece;
+          starts += "  seqgrad exercise start " + p.piece + (dir == "exercises" ? "" : " --dir " + dir.string()) + "\n";
+          continue;
+        }
+        // its first failing check's title and hint, or how it ended (a piece that does not compile, say)
+        const std::string why = (p.title.empty() ? p.outcome : p.title) + (p.hint.empty() ? "" : ": " + p.hint);
+        failing += text::trf("exercise.piece_failing", options.lang, text::one_line(p.file), why, p.piece) + "\n";
       }
       std::string all;
       for (const std::string& p : pieces(e)) all += (all.empty() ? "" : ", ") + p;
       r.output = text::trf("exercise.pieces_needed", options.lang, r.exercise, all) + "\n";
-      if (!missing.empty())
+      if (!names.empty())
         r.output += text::trf("exercise.pieces_missing", options.lang, dir.string(), names) + "\n" + starts;
       r.output += failing;
       return finish(Outcome::pieces);

@@ -34,6 +34,11 @@ constexpr const char* kBatch = "batch.safetensors";
 // into a staging folder (kStaging + six letters) beside them, which the next export clears.
 constexpr const char* kIncomplete = ".seqgrad-export-incomplete";
 constexpr std::string_view kStaging = ".seqgrad-staging-";
+// What a killed export leaves beside the marker, which the next export clears: a staging folder, the marker's
+// temporary.
+bool export_leftover(const std::string& name) {
+  return name.starts_with(kStaging) || io::is_temporary_of(name, kIncomplete);
+}
 
 // One seqgrad parameter and where it lands in the PyTorch module's state_dict.
 struct Mapped {
@@ -632,7 +637,7 @@ void check_destination(const std::string& out_dir, bool overwrite) {
   for (const fs::directory_entry& e : fs::directory_iterator(out_dir, ec)) {
     const std::string name = e.path().filename().string();
     const bool own = std::find(export_files().begin(), export_files().end(), name) != export_files().end();
-    empty = empty && (name.starts_with(kIncomplete) || name.starts_with(kStaging) || (marked && own));
+    empty = empty && (name == kIncomplete || export_leftover(name) || (marked && own));
   }
   if (!overwrite && !empty) throw std::invalid_argument(text::msg("tools.export.out_not_empty", out_dir, joined));
 }
@@ -699,7 +704,7 @@ ExportResult export_run(const std::string& run_dir, const std::string& out_dir, 
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(out_dir, ec)) {  // what a killed export left
     const std::string name = e.path().filename().string();
-    if (name.starts_with(kStaging) || io::is_temporary_of(name, kIncomplete)) fs::remove_all(e.path(), ec);
+    if (export_leftover(name)) fs::remove_all(e.path(), ec);
   }
   // Python's cache of an earlier model.py could be taken for the new one (same size, same second).
   for (const auto& e : fs::directory_iterator(fs::path(out_dir) / "__pycache__", ec))

@@ -364,11 +364,14 @@ Ending latin_ending(std::string_view word) {
   if ((last == 'p' || last == 'b') && one_vowel_before) return {true, false};
   return {};
 }
+// What a particle's reading looks through to the word before it: closing brackets, quotes, a space.
+bool looked_through(char32_t cp) {
+  return cp == ')' || cp == ']' || cp == '\'' || cp == '"' || cp == '`' || cp == ' ' || cp == 0x2019 || cp == 0x201D;
+}
 Ending ending_of(std::string_view before) {
   std::size_t start = 0;
   for (char32_t cp; (cp = last_code_point(before, start)) != 0; before = before.substr(0, start)) {
-    if (cp == ')' || cp == ']' || cp == '\'' || cp == '"' || cp == '`' || cp == ' ' || cp == 0x2019 || cp == 0x201D)
-      continue;
+    if (looked_through(cp)) continue;
     if (cp >= 0xAC00 && cp <= 0xD7A3) {
       const auto final = (cp - 0xAC00) % 28;
       return {final != 0, final == 8};
@@ -403,9 +406,10 @@ bool hangul_only(std::string_view s) {
 
 // Whether the text before a particle ends in a field, "{}" (through what ending_of looks through).
 bool after_field(std::string_view before) {
-  while (!before.empty() && std::string_view(")]'\"` ").find(before.back()) != std::string_view::npos)
-    before.remove_suffix(1);
-  return before.ends_with('}');
+  std::size_t start = 0;
+  for (char32_t cp; (cp = last_code_point(before, start)) != 0; before = before.substr(0, start))
+    if (!looked_through(cp)) return cp == '}';
+  return false;
 }
 
 // Each "[A/B]" marker of s resolved; with keep_after_field, those after a field are left for the filled message.
